@@ -1,0 +1,59 @@
+"""Fixed names and defaults of the storage model (SPEC §2, §3.2)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+PAGE_CONTEXT_PREFIX = "[Page context attached by chatkeep]"
+#: The seed system's prefix; entries imported from browsa dumps carry it and are attachments too.
+BROWSA_PAGE_CONTEXT_PREFIX = "[Page context attached by browsa]"
+ATTACHMENT_PREFIXES = (PAGE_CONTEXT_PREFIX, BROWSA_PAGE_CONTEXT_PREFIX)
+
+DEFAULTS: dict[str, Any] = {
+    "providers": {},
+    "activeProvider": "",
+    "activeModel": "",
+    "history": [],
+    "contextMode": "auto",
+    "maxTextChars": 0,
+    "autoSummarizeAttachments": True,
+    "summarizeThresholdChars": 0,
+    "systemPrompt": "You are a helpful assistant.",
+    "replyLanguage": "",
+    "maxHistoryEntries": 60,
+    "maxHistoryChars": 300000,
+    "maxSessions": 0,
+}
+
+#: Panel options that every ``get_all()`` consumer sees, with their defaults.
+PANEL_OPTION_DEFAULTS: dict[str, Any] = {
+    "fontSize": 14,
+    "sendShortcut": "Enter",
+    "thoughtAutoCollapse": True,
+}
+
+GET_ALL_KEYS: tuple[str, ...] = tuple(k for k in DEFAULTS if k != "history") + (
+    "fontSize",
+    "sendShortcut",
+    "thoughtAutoCollapse",
+)
+
+HISTORY_KEY = "history"
+SESSIONS_INDEX_KEY = "savedSessions"
+SESSION_BODY_PREFIX = "session_"
+ACTIVE_SESSION_KEY = "activeSessionId"
+ATTACH_SNAPSHOTS_KEY = "attachSnapshots"
+
+DEFAULT_MAX_TEXT_CHARS = 1_000_000
+DEFAULT_SUMMARIZE_THRESHOLD = 100_000
+TEXT_DIGEST_CAP = 100_000
+SESSION_NAME_MAX = 80
+AUTO_NAME_MAX = 48
+
+
+def default_for(key: str) -> Any:
+    """A fresh copy of the default of ``key`` (``None`` when it has none)."""
+    if key in DEFAULTS:
+        return copy.deepcopy(DEFAULTS[key])
+    return copy.deepcopy(PANEL_OPTION_DEFAULTS.get(key))

@@ -1,0 +1,108 @@
+"""The one exception tree of chatkeep.
+
+::
+
+    ChatkeepError                 root: catch this to catch everything chatkeep raises
+    ├── InvalidEntry (ValueError) a history entry breaks §3.2; names the field; nothing written
+    ├── InvalidValue (ValueError) a key or value the storage areas cannot hold; nothing written
+    ├── StoreError                the store is unreachable, locked too long, or corrupt
+    ├── ProviderError             a model provider refused or failed (``status``, ``hint``)
+    │   └── ContextOverflow       the request did not fit the model's context window
+    ├── ProviderConfigError       no usable provider card / missing key / bad card
+    └── AttachError               unreadable source, unsupported type, too large
+
+Every error carries a ``hint``: one sentence telling the user what to do next.
+Driver errors (``sqlite3``, ``psycopg``, SDK errors) are translated into this tree in exactly
+one place each, at the adapter that talks to the driver.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AttachError",
+    "ChatkeepError",
+    "ContextOverflow",
+    "InvalidEntry",
+    "InvalidValue",
+    "ProviderConfigError",
+    "ProviderError",
+    "StoreError",
+]
+
+
+class ChatkeepError(Exception):
+    """Root of every error chatkeep raises on purpose."""
+
+    default_hint = ""
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint if hint is not None else self.default_hint
+
+    def __str__(self) -> str:
+        if self.hint:
+            return f"{self.message} (hint: {self.hint})"
+        return self.message
+
+
+class InvalidEntry(ChatkeepError, ValueError):
+    """A history entry does not follow the entry shape; ``field`` names the offending part."""
+
+    default_hint = (
+        "entries are {'role': 'user'|'assistant', 'content': str | [text/image_url parts]} "
+        "with data:image/(png|jpeg|webp|gif);base64 image URLs"
+    )
+
+    def __init__(self, message: str, *, field: str = "", hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.field = field
+
+
+class InvalidValue(ChatkeepError, ValueError):
+    """A key or value that a storage area cannot hold (not JSON, key too long, ...)."""
+
+    default_hint = "keys are non-empty strings of at most 200 characters; values must be JSON"
+
+
+class StoreError(ChatkeepError):
+    """The store is unreachable, was locked for too long, or holds data it cannot read."""
+
+    default_hint = "check the --store URL / CHATKEEP_STORE and that the database is running"
+
+
+class ProviderError(ChatkeepError):
+    """A model provider answered with an error or could not be reached."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        hint: str | None = None,
+        code: str | None = None,
+        body: object = None,
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.status = status
+        self.code = code
+        self.body = body
+
+
+class ContextOverflow(ProviderError):
+    """The request was larger than the model's context window."""
+
+    default_hint = "attach less, start a new session, or pick a model with a larger context"
+
+
+class ProviderConfigError(ChatkeepError):
+    """No usable provider: missing card, unknown style, or a key that is not set."""
+
+    default_hint = (
+        "add one with `chatkeep provider add NAME --style chat --base-url URL --model M` "
+        "or set OPENAI_BASE_URL / OPENAI_API_KEY / CHATKEEP_MODEL"
+    )
+
+
+class AttachError(ChatkeepError):
+    """A source could not be attached: unreadable, unsupported type, or too large."""

@@ -1,0 +1,191 @@
+"""History entries: shape, validation and small readers (SPEC §3.2).
+
+These are pure functions. Readers are lenient (they accept ``"image_url": str`` and the part
+type ``input_text``); :func:`validate_entry` is strict and is what every write calls.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from ..constants import ATTACHMENT_PREFIXES
+from ..errors import InvalidEntry
+
+Entry = dict[str, Any]
+
+ROLES = ("user", "assistant")
+TEXT_PART_TYPES = ("text", "input_text")
+IMAGE_DATA_URL_RE = re.compile(r"^data:image/(png|jpeg|webp|gif);base64,[A-Za-z0-9+/=\s]*$")
+_OPTIONAL_FIELDS = {
+    "attachId",
+    "videoSrc",
+    "imagesSeen",
+    "summarized",
+    "interrupted",
+    "provider",
+}
+
+
+def part_type(part: Any) -> str:
+    return part.get("type", "") if isinstance(part, dict) else ""
+
+
+def is_text_part(part: Any) -> bool:
+    return part_type(part) in TEXT_PART_TYPES
+
+
+def is_image_part(part: Any) -> bool:
+    return part_type(part) == "image_url"
+
+
+def image_part_url(part: dict[str, Any]) -> str:
+    """The URL of an ``image_url`` part in either accepted shape."""
+    img = part.get("image_url")
+    if isinstance(img, str):
+        return img
+    if isinstance(img, dict):
+        url = img.get("url")
+        return url if isinstance(url, str) else ""
+    return ""
+
+
+def entry_text(entry: Any) -> str:
+    """String content, or the text parts joined with ``\\n``; images ignored."""
+    if not isinstance(entry, dict):
+        return ""
+    content = entry.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(
+            p.get("text", "") for p in content if is_text_part(p) and isinstance(p.get("text"), str)
+        )
+    return ""
+
+
+def text_length(entry: Any) -> int:
+    """Characters of text an entry holds (string content, or the sum of its text parts)."""
+    if not isinstance(entry, dict):
+        return 0
+    content = entry.get("content")
+    if isinstance(content, str):
+        return len(content)
+    if isinstance(content, list):
+        return sum(
+            len(p["text"]) for p in content if is_text_part(p) and isinstance(p.get("text"), str)
+        )
+    return 0
+
+
+def first_text(entry: Any) -> str:
+    """String content, or the first text part's text ("" if none)."""
+    if not isinstance(entry, dict):
+        return ""
+    content = entry.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        for p in content:
+            if is_text_part(p) and isinstance(p.get("text"), str):
+                return p["text"]
+    return ""
+
+
+def has_image_parts(entry: Any) -> bool:
+    if not isinstance(entry, dict):
+        return False
+    content = entry.get("content")
+    return isinstance(content, list) and any(is_image_part(p) for p in content)
+
+
+def is_attachment(entry: Any) -> bool:
+    """A ``user`` entry whose (first) text starts with the chatkeep or browsa prefix."""
+    if not isinstance(entry, dict) or entry.get("role") != "user":
+        return False
+    return first_text(entry).startswith(ATTACHMENT_PREFIXES)
+
+
+def _check_json(value: Any, field: str) -> None:
+    try:
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise InvalidEntry(f"{field} is not JSON-compatible: {exc}", field=field) from None
+
+
+def validate_entry(entry: Any, index: int | None = None) -> None:
+    """Raise :class:`InvalidEntry` naming the field when ``entry`` breaks the entry shape."""
+    where = "entry" if index is None else f"entry[{index}]"
+    if not isinstance(entry, dict):
+        raise InvalidEntry(f"{where} must be an object, got {type(entry).__name__}", field=where)
+    role = entry.get("role")
+    if role not in ROLES:
+        raise InvalidEntry(f"{where}.role must be 'user' or 'assistant', got {role!r}", field="role")
+    if "content" not in entry:
+        raise InvalidEntry(f"{where}.content is missing", field="content")
+    content = entry["content"]
+    if isinstance(content, list):
+        for k, part in enumerate(content):
+            pf = f"content[{k}]"
+            if not isinstance(part, dict):
+                raise InvalidEntry(f"{where}.{pf} must be an object", field=pf)
+            ptype = part.get("type")
+            if ptype in TEXT_PART_TYPES:
+                if not isinstance(part.get("text"), str):
+                    raise InvalidEntry(f"{where}.{pf}.text must be a string", field=f"{pf}.text")
+            elif ptype == "image_url":
+                img = part.get("image_url")
+                if isinstance(img, dict):
+                    url = img.get("url")
+                elif isinstance(img, str):
+                    url = img
+                else:
+                    raise InvalidEntry(
+                        f"{where}.{pf}.image_url must be an object with 'url' or a string",
+                        field=f"{pf}.image_url",
+                    )
+                if not isinstance(url, str) or not IMAGE_DATA_URL_RE.match(url):
+                    shown = (url[:40] + "…") if isinstance(url, str) and len(url) > 40 else url
+                    raise InvalidEntry(
+                        f"{where}.{pf}.image_url.url must be a data:image/(png|jpeg|webp|gif);base64 URL, got {shown!r}",
+                        field=f"{pf}.image_url.url",
+                        hint="store the image bytes inline as a data: URL; remote image links are not kept",
+                    )
+            else:
+                raise InvalidEntry(
+                    f"{where}.{pf}.type must be 'text' or 'image_url', got {ptype!r}", field=f"{pf}.type"
+                )
+    elif not isinstance(content, str):
+        raise InvalidEntry(
+            f"{where}.content must be a string or a list of parts, got {type(content).__name__}",
+            field="content",
+        )
+    if "attachId" in entry and not isinstance(entry["attachId"], str):
+        raise InvalidEntry(f"{where}.attachId must be a string", field="attachId")
+    vs = entry.get("videoSrc")
+    if "videoSrc" in entry and not (
+        isinstance(vs, dict) and isinstance(vs.get("platform"), str) and isinstance(vs.get("url"), str)
+    ):
+        raise InvalidEntry(f"{where}.videoSrc must be {{platform: str, url: str}}", field="videoSrc")
+    for flag in ("imagesSeen", "summarized", "interrupted"):
+        if flag in entry and not isinstance(entry[flag], bool):
+            raise InvalidEntry(f"{where}.{flag} must be true or false", field=flag)
+    prov = entry.get("provider")
+    if "provider" in entry and not (
+        isinstance(prov, dict) and isinstance(prov.get("name"), str) and isinstance(prov.get("model"), str)
+    ):
+        raise InvalidEntry(f"{where}.provider must be {{name: str, model: str}}", field="provider")
+    for key, value in entry.items():
+        if not isinstance(key, str):
+            raise InvalidEntry(f"{where} has a non-string key {key!r}", field=str(key))
+        if key not in _OPTIONAL_FIELDS and key not in ("role", "content"):
+            _check_json(value, key)
+    _check_json(content, "content")
+
+
+def validate_entries(entries: Any) -> None:
+    if not isinstance(entries, list):
+        raise InvalidEntry(f"history must be a list, got {type(entries).__name__}", field="history")
+    for i, e in enumerate(entries):
+        validate_entry(e, i)
