@@ -24,6 +24,7 @@ from .errors import (
     StoreError,
 )
 from .rules.entries import is_attachment, validate_entry
+from .store import Store, open
 
 __version__ = "0.1.0"
 
@@ -39,8 +40,10 @@ __all__ = [
     "InvalidValue",
     "ProviderConfigError",
     "ProviderError",
+    "Store",
     "StoreError",
     "__version__",
     "is_attachment",
+    "open",
     "validate_entry",
 ]

@@ -131,6 +131,9 @@ def validate_entry(entry: Any, index: int | None = None) -> None:
             if not isinstance(part, dict):
                 raise InvalidEntry(f"{where}.{pf} must be an object", field=pf)
             ptype = part.get("type")
+            for extra, value in part.items():
+                if extra not in ("type", "text", "image_url"):
+                    _check_json(value, f"{pf}.{extra}")
             if ptype in TEXT_PART_TYPES:
                 if not isinstance(part.get("text"), str):
                     raise InvalidEntry(f"{where}.{pf}.text must be a string", field=f"{pf}.text")
@@ -181,7 +184,6 @@ def validate_entry(entry: Any, index: int | None = None) -> None:
             raise InvalidEntry(f"{where} has a non-string key {key!r}", field=str(key))
         if key not in _OPTIONAL_FIELDS and key not in ("role", "content"):
             _check_json(value, key)
-    _check_json(content, "content")
 
 
 def validate_entries(entries: Any) -> None:

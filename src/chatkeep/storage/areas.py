@@ -1,0 +1,149 @@
+"""Key–value areas with the ``chrome.storage`` shape (SPEC §1).
+
+``area.get(key)`` / ``area.get([k1, k2])``, ``area.set(key, value)`` / ``area.set({...})``,
+``area.remove(key_or_keys)``, ``area.keys(prefix="")`` and ``area.modify(key, fn)`` (a
+read–modify–write in one backend transaction). Every ``get`` returns a fresh deep copy.
+Keys are non-empty strings of at most :data:`MAX_KEY_CHARS` characters; values must be JSON.
+
+In ``store.local`` the key ``history`` is the live history: reading it returns
+``store.history.read()`` and writing it replaces the history through the history lock.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from ..constants import HISTORY_KEY
+from ..errors import InvalidValue
+from . import codec
+
+if TYPE_CHECKING:
+    from .backend import Backend
+    from .history import History
+
+MAX_KEY_CHARS = 200
+
+
+def check_key(key: Any) -> str:
+    if not isinstance(key, str) or not key:
+        raise InvalidValue(f"storage keys must be non-empty strings, got {key!r}")
+    if len(key) > MAX_KEY_CHARS:
+        raise InvalidValue(
+            f"storage key of {len(key)} characters is longer than {MAX_KEY_CHARS}",
+            hint="use a short key and put large data in the value",
+        )
+    if "\x00" in key:
+        raise InvalidValue("storage keys must not contain NUL characters")
+    return key
+
+
+def _keys_arg(keys: str | Iterable[str]) -> list[str]:
+    if isinstance(keys, str):
+        return [check_key(keys)]
+    return [check_key(k) for k in keys]
+
+
+class LocalArea:
+    """The durable area, stored in the backend."""
+
+    def __init__(self, backend: Backend, profile: str, history: History) -> None:
+        self._b = backend
+        self._profile = profile
+        self._history = history
+
+    def get(self, keys: str | Iterable[str]) -> Any:
+        single = isinstance(keys, str)
+        names = _keys_arg(keys)
+        want_history = HISTORY_KEY in names
+        with self._b.transaction(self._profile, write=False) as tx:
+            out = tx.kv_get([k for k in names if k != HISTORY_KEY])
+            if want_history:
+                count, _ = tx.hist_state()
+                if count:
+                    out[HISTORY_KEY] = self._history.read()
+        if single:
+            return out.get(names[0])
+        return {k: out[k] for k in names if k in out}
+
+    def set(self, key_or_items: str | dict[str, Any], value: Any = None) -> None:
+        items = {key_or_items: value} if isinstance(key_or_items, str) else dict(key_or_items)
+        encoded = {}
+        for k, v in items.items():
+            check_key(k)
+            if k != HISTORY_KEY:
+                encoded[k] = codec.encode(v)
+        history = items.get(HISTORY_KEY)
+        with self._b.transaction(self._profile) as tx:
+            for k, (text, blobs) in encoded.items():
+                tx.kv_put_encoded(k, text, blobs)
+            if HISTORY_KEY in items:
+                self._history.replace_in(tx, history)
+
+    def remove(self, keys: str | Iterable[str]) -> None:
+        names = _keys_arg(keys)
+        with self._b.transaction(self._profile) as tx:
+            tx.kv_delete([k for k in names if k != HISTORY_KEY])
+            if HISTORY_KEY in names:
+                self._history.replace_in(tx, [])
+
+    def keys(self, prefix: str = "") -> list[str]:
+        with self._b.transaction(self._profile, write=False) as tx:
+            names = tx.kv_keys(prefix)
+            if HISTORY_KEY.startswith(prefix) and tx.hist_state()[0]:
+                names = sorted([*names, HISTORY_KEY])
+        return names
+
+    def modify(self, key: str, fn: Callable[[Any], Any], default: Any = None) -> Any:
+        """Read ``key``, call ``fn(value)``; a non-None result is stored. One transaction."""
+        check_key(key)
+        if key == HISTORY_KEY:
+            raise InvalidValue("use store.history.mutate() to change the history")
+        with self._b.transaction(self._profile) as tx:
+            current = tx.kv_get([key]).get(key, default)
+            result = fn(current)
+            if result is not None:
+                tx.kv_put(key, result)
+            return result
+
+
+class MemoryArea:
+    """``store.session``: lives as long as this process; same API, same copy semantics."""
+
+    def __init__(self) -> None:
+        self._data: dict[str, str] = {}
+        self._lock = threading.RLock()
+
+    def get(self, keys: str | Iterable[str]) -> Any:
+        single = isinstance(keys, str)
+        names = _keys_arg(keys)
+        with self._lock:
+            out = {k: json.loads(self._data[k]) for k in names if k in self._data}
+        return out.get(names[0]) if single else out
+
+    def set(self, key_or_items: str | dict[str, Any], value: Any = None) -> None:
+        items = {key_or_items: value} if isinstance(key_or_items, str) else dict(key_or_items)
+        encoded = {check_key(k): codec.dumps(v) for k, v in items.items()}
+        with self._lock:
+            self._data.update(encoded)
+
+    def remove(self, keys: str | Iterable[str]) -> None:
+        names = _keys_arg(keys)
+        with self._lock:
+            for k in names:
+                self._data.pop(k, None)
+
+    def keys(self, prefix: str = "") -> list[str]:
+        with self._lock:
+            return sorted(k for k in self._data if k.startswith(prefix))
+
+    def modify(self, key: str, fn: Callable[[Any], Any], default: Any = None) -> Any:
+        check_key(key)
+        with self._lock:
+            current = json.loads(self._data[key]) if key in self._data else default
+            result = fn(current)
+            if result is not None:
+                self._data[key] = codec.dumps(result)
+            return result

@@ -1,0 +1,146 @@
+"""Backend base class: one connection, one FIFO in-process lock, explicit transactions.
+
+A backend hands out :class:`~.sql.Tx` objects through :meth:`Backend.transaction`. Write
+transactions are exclusive per profile across processes (SQLite ``BEGIN IMMEDIATE``;
+PostgreSQL a transaction-scoped advisory lock on the profile), which is what makes the
+history lock and the session lock hold between two CLI processes or the panel and the CLI.
+The same thread re-entering joins the running transaction.
+
+Driver errors are translated into :class:`~chatkeep.errors.StoreError` here, in
+:meth:`Backend.translate` of each subclass, and nowhere else.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from ..errors import ChatkeepError, StoreError
+from .locks import FifoRLock
+from .sql import MIGRATIONS, Tx, now_ms
+
+
+class Backend(ABC):
+    dialect = ""
+    bytes_len = "length"
+
+    def __init__(self) -> None:
+        self.lock = FifoRLock()
+        self._local = threading.local()
+        self._closed = False
+
+    # -- to implement -----------------------------------------------------------------------
+    @abstractmethod
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> None: ...
+
+    @abstractmethod
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]: ...
+
+    @abstractmethod
+    def _begin(self, write: bool, profile: str) -> None: ...
+
+    @abstractmethod
+    def _commit(self) -> None: ...
+
+    @abstractmethod
+    def _rollback(self) -> None: ...
+
+    @abstractmethod
+    def _close(self) -> None: ...
+
+    @abstractmethod
+    def translate(self, exc: BaseException) -> ChatkeepError | None:
+        """The chatkeep error for a driver error, or None when it is not a driver error."""
+
+    blob_type = "BLOB"
+    description = ""
+
+    def binary(self, data: bytes) -> Any:
+        return data
+
+    # -- transactions -----------------------------------------------------------------------
+    @contextmanager
+    def transaction(self, profile: str, *, write: bool = True) -> Iterator[Tx]:
+        if self._closed:
+            raise StoreError("the store is closed", hint="open it again with chatkeep.open()")
+        self.lock.acquire()
+        try:
+            depth = getattr(self._local, "depth", 0)
+            if depth:
+                current: Tx = self._local.tx
+                if write and not self._local.write:
+                    raise StoreError(
+                        "a write was attempted inside a read-only transaction",
+                        hint="do not call locked store operations from inside a mutator",
+                    )
+                if current.profile != profile:
+                    raise StoreError("nested transaction on another profile")
+                self._local.depth = depth + 1
+                try:
+                    yield current
+                finally:
+                    self._local.depth = depth
+                return
+            try:
+                self._begin(write, profile)
+            except BaseException as exc:
+                raise self._translated(exc) from exc
+            tx = Tx(self, profile)
+            self._local.depth, self._local.tx, self._local.write = 1, tx, write
+            try:
+                yield tx
+            except BaseException as exc:
+                self._local.depth = 0
+                try:
+                    self._rollback()
+                except Exception:  # noqa: BLE001 - the original error matters more
+                    pass
+                err = self._translated(exc)
+                if err is exc:
+                    raise
+                raise err from exc
+            self._local.depth = 0
+            try:
+                self._commit()
+            except BaseException as exc:
+                try:
+                    self._rollback()
+                except Exception:  # noqa: BLE001
+                    pass
+                raise self._translated(exc) from exc
+        finally:
+            self.lock.release()
+
+    def _translated(self, exc: BaseException) -> BaseException:
+        if isinstance(exc, ChatkeepError):
+            return exc
+        mapped = self.translate(exc)
+        return mapped if mapped is not None else exc
+
+    def migrate(self) -> None:
+        """Apply the named migrations not applied yet, each with its bookkeeping row."""
+        with self.transaction("", write=True) as tx:
+            tx._b.execute(
+                "CREATE TABLE IF NOT EXISTS ck_migrations (name TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)"
+            )
+            done = {r[0] for r in tx._b.query("SELECT name FROM ck_migrations")}
+            for name, statements in MIGRATIONS:
+                if name in done:
+                    continue
+                for stmt in statements:
+                    tx._b.execute(stmt.replace("{blob}", self.blob_type))
+                tx._b.execute(
+                    "INSERT INTO ck_migrations (name, applied_at) VALUES (?, ?)", (name, now_ms())
+                )
+
+    def schema_version(self) -> int:
+        return len(self.query("SELECT name FROM ck_migrations"))
+
+    def close(self) -> None:
+        with self.lock:
+            if not self._closed:
+                self._closed = True
+                self._close()

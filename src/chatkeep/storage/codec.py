@@ -1,0 +1,133 @@
+"""Stored form of JSON values: canonical JSON text with image data URLs moved to blobs.
+
+Contract:
+
+* ``encode(value)`` returns the JSON text to store and the blobs it references. Every string
+  that is an image data URL of at least :data:`BLOB_MIN_CHARS` characters is replaced by a
+  marker ``"\\u0000b:<sha256 of the URL>"``; the URL itself goes to the blob table once,
+  whoever references it (live history, archive, session snapshots). Strings that happen to
+  start with ``\\u0000`` are escaped with one more ``\\u0000``, so every value round-trips.
+* ``decode(text, fetch)`` parses the text and puts the URLs back (``fetch`` loads blobs by
+  hash). A value that does not parse raises :class:`CorruptValue`.
+* Blob bytes are the decoded base64 payload when re-encoding gives back the exact URL,
+  otherwise the URL text itself, so ``decode(encode(v)) == v`` always holds byte for byte.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import InvalidValue
+
+BLOB_MIN_CHARS = 256
+MARK = "\x00b:"
+_DATA_URL_HEAD = re.compile(r"^data:image/[A-Za-z0-9.+-]+;base64,")
+
+
+class CorruptValue(Exception):
+    """A stored value that is not valid JSON (or references a missing blob)."""
+
+
+@dataclass(frozen=True)
+class Blob:
+    hash: str
+    prefix: str | None  # "data:image/png;base64," when data is the decoded payload
+    data: bytes
+
+    def url(self) -> str:
+        if self.prefix is None:
+            return self.data.decode("ascii")
+        return self.prefix + base64.b64encode(self.data).decode("ascii")
+
+
+def blob_for(url: str) -> Blob:
+    digest = hashlib.sha256(url.encode("utf-8")).hexdigest()
+    head = _DATA_URL_HEAD.match(url)
+    if head:
+        payload = url[head.end() :]
+        try:
+            raw = base64.b64decode(payload, validate=True)
+        except (binascii.Error, ValueError):
+            raw = None
+        if raw is not None and base64.b64encode(raw).decode("ascii") == payload:
+            return Blob(digest, head.group(0), raw)
+    return Blob(digest, None, url.encode("utf-8"))
+
+
+def dumps(value: Any) -> str:
+    try:
+        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except (TypeError, ValueError) as exc:
+        raise InvalidValue(f"value is not JSON-compatible: {exc}") from None
+
+
+def encode(value: Any) -> tuple[str, dict[str, Blob]]:
+    blobs: dict[str, Blob] = {}
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, str):
+            if v.startswith("\x00"):
+                return "\x00" + v
+            if len(v) >= BLOB_MIN_CHARS and _DATA_URL_HEAD.match(v):
+                blob = blob_for(v)
+                blobs.setdefault(blob.hash, blob)
+                return MARK + blob.hash
+            return v
+        if isinstance(v, dict):
+            out = {}
+            for k, item in v.items():
+                if not isinstance(k, str):
+                    raise InvalidValue(f"object keys must be strings, got {k!r}")
+                out[k] = walk(item)
+            return out
+        if isinstance(v, list | tuple):
+            return [walk(item) for item in v]
+        return v
+
+    return dumps(walk(value)), blobs
+
+
+def blob_hashes(text: str) -> set[str]:
+    """Hashes referenced by a stored text, without decoding the whole value."""
+    if MARK_JSON not in text:
+        return set()
+    return set(_MARK_RE.findall(text))
+
+
+MARK_JSON = "\\u0000b:"
+# May over-match inside escaped strings; decode only resolves real markers, so a superset is fine.
+_MARK_RE = re.compile(r'"\\u0000b:([0-9a-f]{64})"')
+
+
+def decode(text: str, fetch: Callable[[Iterable[str]], dict[str, str]]) -> Any:
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError) as exc:
+        raise CorruptValue(str(exc)) from None
+    needed = blob_hashes(text)
+    urls = fetch(needed) if needed else {}
+
+    def walk(v: Any) -> Any:
+        if isinstance(v, str):
+            if v.startswith("\x00"):
+                if v.startswith(MARK):
+                    h = v[len(MARK) :]
+                    if h not in urls:
+                        raise CorruptValue(f"missing blob {h}")
+                    return urls[h]
+                return v[1:]
+            return v
+        if isinstance(v, dict):
+            return {k: walk(item) for k, item in v.items()}
+        if isinstance(v, list):
+            return [walk(item) for item in v]
+        return v
+
+    return walk(value)

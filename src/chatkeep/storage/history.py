@@ -1,0 +1,228 @@
+"""The live history and its archive (SPEC §3.3, §3.4).
+
+Every write goes through one lock (the backend's write transaction: FIFO in-process,
+exclusive across processes) and is validated, then bounded by the live window:
+keep the last ``maxHistoryEntries`` entries, then drop the oldest while the text length exceeds
+``maxHistoryChars`` (never below one entry). Dropped entries move to the archive, in order.
+
+Writes are differential: a mutation rewrites only the rows after the longest unchanged prefix,
+and :meth:`History.append` inserts one row without reading the history at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..constants import ACTIVE_SESSION_KEY, DEFAULTS
+from ..errors import InvalidEntry, InvalidValue
+from ..rules.entries import is_attachment, text_length, validate_entries, validate_entry
+from . import codec
+from .codec import CorruptValue
+
+if TYPE_CHECKING:
+    from .backend import Backend
+    from .sql import Tx
+
+Entries = list[dict[str, Any]]
+
+
+@dataclass
+class _Row:
+    pos: int
+    chars: int
+    text: str
+
+
+def _encode_entry(entry: Any, index: int | None = None) -> tuple[str, dict[str, Any], int]:
+    try:
+        text, blobs = codec.encode(entry)
+    except InvalidValue as exc:
+        where = "entry" if index is None else f"entry[{index}]"
+        raise InvalidEntry(f"{where} is not JSON-compatible: {exc.message}", field="content") from None
+    return text, blobs, text_length(entry)
+
+
+def _setting(values: dict[str, Any], key: str) -> int:
+    v = values.get(key)
+    if isinstance(v, int) and not isinstance(v, bool) and v >= 1:
+        return v
+    return int(DEFAULTS[key])
+
+
+def _readable(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("role") in ("user", "assistant") and "content" in value
+
+
+class History:
+    """``store.history``: the one flat live conversation of a profile."""
+
+    def __init__(self, backend: Backend, profile: str) -> None:
+        self._b = backend
+        self._profile = profile
+
+    # -- reading ----------------------------------------------------------------------------
+    def _load(self, tx: Tx) -> tuple[list[_Row], list[_Row], Entries]:
+        """All rows, the readable rows, and their entries (aligned with the readable rows)."""
+        rows = [_Row(p, c, t) for p, c, t in tx.hist_rows()]
+        good: list[_Row] = []
+        entries: Entries = []
+        for row in rows:
+            try:
+                value = tx.decode(row.text)
+            except CorruptValue:
+                continue
+            if _readable(value):
+                good.append(row)
+                entries.append(value)
+        return rows, good, entries
+
+    def read(self) -> Entries:
+        """The live list (``[]`` if missing); unreadable rows are skipped and reported by stats."""
+        with self._b.transaction(self._profile, write=False) as tx:
+            return self._load(tx)[2]
+
+    def entries_in(self, tx: Tx) -> Entries:
+        return self._load(tx)[2]
+
+    def __len__(self) -> int:
+        with self._b.transaction(self._profile, write=False) as tx:
+            return tx.hist_state()[0]
+
+    def archived(self) -> Entries:
+        """Entries dropped by the live window, oldest first. Never destroyed."""
+        out: Entries = []
+        with self._b.transaction(self._profile, write=False) as tx:
+            for text in tx.archive_rows():
+                try:
+                    value = tx.decode(text)
+                except CorruptValue:
+                    continue
+                out.append(value)
+        return out
+
+    def archived_count(self) -> int:
+        with self._b.transaction(self._profile, write=False) as tx:
+            return tx.archive_count()
+
+    # -- writing ----------------------------------------------------------------------------
+    def _bound(self, tx: Tx, count: int, chars: int) -> tuple[int, int]:
+        settings = tx.kv_get(["maxHistoryEntries", "maxHistoryChars"])
+        max_entries = _setting(settings, "maxHistoryEntries")
+        max_chars = _setting(settings, "maxHistoryChars")
+        drop = max(0, count - max_entries)
+        if drop == 0 and chars <= max_chars:
+            return count, chars
+        fetch = drop + 16
+        olds = tx.oldest_chars(fetch)
+        dropped_chars = sum(olds[:drop])
+        while chars - dropped_chars > max_chars and count - drop > 1:
+            if drop >= len(olds):
+                fetch *= 2
+                olds = tx.oldest_chars(fetch)
+                if drop >= len(olds):
+                    break
+            dropped_chars += olds[drop]
+            drop += 1
+        moved, moved_chars = tx.archive_oldest(drop)
+        return count - moved, chars - moved_chars
+
+    def _after_write(self, tx: Tx, count: int, chars: int) -> int:
+        count, chars = self._bound(tx, count, chars)
+        tx.hist_set_state(count, chars)
+        if count == 0:
+            tx.kv_put(ACTIVE_SESSION_KEY, "")
+        return count
+
+    def replace_in(self, tx: Tx, new_entries: Any) -> int:
+        """Write ``new_entries`` as the live history inside ``tx``; returns the live length."""
+        validate_entries(new_entries)
+        encoded = [_encode_entry(e, i) for i, e in enumerate(new_entries)]
+        rows, good, _ = self._load(tx)
+        keep = 0
+        while keep < len(good) and keep < len(encoded) and good[keep].text == encoded[keep][0]:
+            keep += 1
+        stale = good[keep:]
+        if stale:
+            tx.hist_delete([r.pos for r in stale])
+        pos = tx.hist_next_pos()
+        for text, blobs, chars in encoded[keep:]:
+            tx.hist_insert(pos, chars, text, blobs)
+            pos += 1
+        count = len(rows) - len(stale) + len(encoded) - keep
+        chars = sum(r.chars for r in rows) - sum(r.chars for r in stale)
+        chars += sum(c for _t, _b, c in encoded[keep:])
+        return self._after_write(tx, count, chars)
+
+    def mutate(self, fn: Callable[[Entries], Entries | None]) -> Entries | None:
+        """Run ``fn(entries)`` under the history lock; a returned list is validated, bounded
+        and written (``None`` = no change). Returns what was written, or ``None``."""
+        with self._b.transaction(self._profile) as tx:
+            entries = self._load(tx)[2]
+            result = fn(entries)
+            if result is None:
+                return None
+            self.replace_in(tx, result)
+            return self._load(tx)[2]
+
+    def append(self, entry: dict[str, Any]) -> int:
+        """Append one entry; returns the new live length. Never reads the history."""
+        validate_entry(entry)
+        text, blobs, chars = _encode_entry(entry)
+        with self._b.transaction(self._profile) as tx:
+            pos = tx.hist_next_pos()
+            tx.hist_insert(pos, chars, text, blobs)
+            count, total = tx.hist_state()
+            return self._after_write(tx, count + 1, total + chars)
+
+    def clear(self) -> None:
+        with self._b.transaction(self._profile) as tx:
+            self.replace_in(tx, [])
+
+    def remove_at(self, i: int) -> bool:
+        def fn(entries: Entries) -> Entries | None:
+            if not isinstance(i, int) or i < 0 or i >= len(entries):
+                return None
+            return entries[:i] + entries[i + 1 :]
+
+        return self.mutate(fn) is not None
+
+    def remove_by_attach_id(self, attach_id: str) -> int:
+        found = -1
+
+        def fn(entries: Entries) -> Entries | None:
+            nonlocal found
+            if not attach_id:
+                return None
+            for k, e in enumerate(entries):
+                if e.get("attachId") == attach_id:
+                    found = k
+                    return entries[:k] + entries[k + 1 :]
+            return None
+
+        self.mutate(fn)
+        return found
+
+    def truncate_from(self, i: int) -> bool:
+        def fn(entries: Entries) -> Entries | None:
+            return entries[:i] if i < len(entries) else None
+
+        if not isinstance(i, int) or i < 0:
+            return False
+        self.mutate(fn)
+        return True
+
+    def remove_last_page_context(self) -> int:
+        found = -1
+
+        def fn(entries: Entries) -> Entries | None:
+            nonlocal found
+            for k in range(len(entries) - 1, -1, -1):
+                if is_attachment(entries[k]):
+                    found = k
+                    return entries[:k] + entries[k + 1 :]
+            return None
+
+        self.mutate(fn)
+        return found

@@ -1,0 +1,85 @@
+"""PostgreSQL backend (psycopg 3, optional extra ``chatkeep[postgres]``).
+
+Write transactions take ``pg_advisory_xact_lock`` on the profile, so writers of one profile
+are serialized across processes and machines exactly as SQLite's ``BEGIN IMMEDIATE`` does;
+reads run in REPEATABLE READ snapshots and never wait.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import ChatkeepError, StoreError
+from .backend import Backend
+
+
+def _lock_key(profile: str) -> int:
+    digest = hashlib.sha256(("chatkeep:" + profile).encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def _redact(url: str) -> str:
+    if "@" in url and "://" in url:
+        scheme, rest = url.split("://", 1)
+        return scheme + "://…@" + rest.split("@", 1)[1]
+    return url
+
+
+class PostgresBackend(Backend):
+    dialect = "postgresql"
+    blob_type = "BYTEA"
+    bytes_len = "octet_length"
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        self.description = _redact(url)
+        try:
+            import psycopg  # lazy: optional dependency, only for PostgreSQL stores
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise StoreError(
+                "PostgreSQL support is not installed",
+                hint="pip install 'chatkeep[postgres]'",
+            ) from exc
+        self._psycopg = psycopg
+        try:
+            self._conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
+        except psycopg.Error as exc:
+            raise StoreError(
+                f"cannot connect to PostgreSQL at {self.description}: {str(exc).strip()}",
+                hint="check that the server runs and the URL (host, port, database, user) is right",
+            ) from exc
+        self.migrate()
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self._conn.execute(sql.replace("?", "%s"), tuple(params))  # type: ignore[arg-type]
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._conn.execute(sql.replace("?", "%s"), tuple(params)).fetchall()  # type: ignore[arg-type]
+
+    def _begin(self, write: bool, profile: str) -> None:
+        if write:
+            self._conn.execute("BEGIN")
+            self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(profile),))
+        else:
+            self._conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+
+    def _commit(self) -> None:
+        self._conn.execute("COMMIT")
+
+    def _rollback(self) -> None:
+        self._conn.execute("ROLLBACK")
+
+    def _close(self) -> None:
+        self._conn.close()
+
+    def translate(self, exc: BaseException) -> ChatkeepError | None:
+        if isinstance(exc, self._psycopg.OperationalError):
+            return StoreError(
+                f"PostgreSQL connection problem ({self.description}): {str(exc).strip()}",
+                hint="check that the server is running and reachable",
+            )
+        if isinstance(exc, self._psycopg.Error):
+            return StoreError(f"PostgreSQL error: {str(exc).strip()}")
+        return None

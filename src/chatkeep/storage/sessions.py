@@ -1,0 +1,318 @@
+"""Saved sessions: a light index plus one body key per session (SPEC §4).
+
+``savedSessions`` holds ``[{id, name, createdAt, pinned, textDigest}]`` and never message
+bodies; each body is the verbatim history list under ``session_<id>`` (image bytes and
+``imagesSeen`` flags included, shared with the live history through the blob table).
+
+:meth:`Sessions.index` migrates a legacy index (rows that embed ``history``) in place:
+first every body in one batch, then — in a second write — the light index. A crash between the
+two leaves the legacy index intact and the next call writes the same bodies again.
+
+Writers take the session lock, then the history lock (one backend write transaction holds
+both), never the reverse.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from ..constants import (
+    ACTIVE_SESSION_KEY,
+    AUTO_NAME_MAX,
+    SESSION_BODY_PREFIX,
+    SESSION_NAME_MAX,
+    SESSIONS_INDEX_KEY,
+    TEXT_DIGEST_CAP,
+)
+from ..errors import InvalidValue
+from ..rules.entries import entry_text, is_attachment, validate_entry
+from .sql import now_ms
+
+if TYPE_CHECKING:
+    from .backend import Backend
+    from .history import Entries, History
+    from .sql import Tx
+
+Row = dict[str, Any]
+RowList = list[Row]  # the class below has a method named `list`
+
+
+def text_digest(history: Any) -> str:
+    """Lower-cased text of the entries joined with ``\\n``, capped at 100,000 characters."""
+    if not isinstance(history, list):
+        return ""
+    return "\n".join(entry_text(e) for e in history).lower()[:TEXT_DIGEST_CAP]
+
+
+def auto_name(history: Entries, today: _dt.date | None = None) -> str:
+    for e in history:
+        if (
+            isinstance(e, dict)
+            and e.get("role") == "user"
+            and isinstance(e.get("content"), str)
+            and not is_attachment(e)
+        ):
+            text = e["content"].strip()
+            if text:
+                return text[:AUTO_NAME_MAX] + ("…" if len(text) > AUTO_NAME_MAX else "")
+    return (today or _dt.date.today()).isoformat()
+
+
+def body_key(session_id: str) -> str:
+    return SESSION_BODY_PREFIX + session_id
+
+
+def _legacy_id(row: dict[str, Any]) -> str:
+    """A stable id for a legacy row that has none (so a re-run writes the same key)."""
+    canon = json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canon.encode()).hexdigest()[:32]
+
+
+def _light(row: Row) -> Row:
+    return {
+        "id": row.get("id"),
+        "name": row.get("name", ""),
+        "createdAt": row.get("createdAt", 0),
+        "pinned": bool(row.get("pinned", False)),
+    }
+
+
+def _clean_index(value: Any) -> RowList:
+    if not isinstance(value, list):
+        return []
+    return [r for r in value if isinstance(r, dict) and isinstance(r.get("id"), str) and r["id"]]
+
+
+def _check_name(name: Any) -> str:
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidValue("a session name must be a non-empty string", hint="pass a name with some text")
+    return name[:SESSION_NAME_MAX]
+
+
+class Sessions:
+    """``store.sessions``: the drawer."""
+
+    def __init__(self, backend: Backend, profile: str, history: History) -> None:
+        self._b = backend
+        self._profile = profile
+        self._history = history
+
+    # -- index and migration ----------------------------------------------------------------
+    def _read_index(self, tx: Tx) -> RowList:
+        return _clean_index(tx.kv_get([SESSIONS_INDEX_KEY]).get(SESSIONS_INDEX_KEY))
+
+    def index(self) -> RowList:
+        """The light index, migrating legacy embedded snapshots in place first."""
+        with self._b.transaction(self._profile, write=False) as tx:
+            raw = tx.kv_get([SESSIONS_INDEX_KEY]).get(SESSIONS_INDEX_KEY)
+        if not isinstance(raw, list):
+            return []
+        if not any(isinstance(r, dict) and "history" in r for r in raw):
+            return _clean_index(raw)
+        return self._migrate(raw)
+
+    def _migrate(self, legacy: list[Any]) -> RowList:
+        bodies: dict[str, Any] = {}
+        light: list[Any] = []
+        for r in legacy:
+            if not isinstance(r, dict):
+                continue
+            row = dict(r)
+            if not isinstance(row.get("id"), str) or not row["id"]:
+                row["id"] = _legacy_id(r)
+            if "history" in row:
+                hist = row.pop("history")
+                if not isinstance(hist, list):
+                    hist = []
+                bodies[body_key(row["id"])] = hist
+                row["textDigest"] = text_digest(hist)
+            row.setdefault("name", "")
+            row.setdefault("createdAt", 0)
+            row["pinned"] = bool(row.get("pinned", False))
+            row.setdefault("textDigest", "")
+            light.append(row)
+        # (1) every body first, in one batch
+        with self._b.transaction(self._profile) as tx:
+            for key, hist in bodies.items():
+                tx.kv_put(key, hist)
+        # (2) only then the light index — unless someone changed the index meanwhile
+        with self._b.transaction(self._profile) as tx:
+            current = tx.kv_get([SESSIONS_INDEX_KEY]).get(SESSIONS_INDEX_KEY)
+            if current == legacy:
+                tx.kv_put(SESSIONS_INDEX_KEY, light)
+                return _clean_index(light)
+        return self.index()
+
+    # -- listing ----------------------------------------------------------------------------
+    def list(self, q: str = "") -> RowList:
+        rows = self.index()
+        ordered = sorted(
+            rows, key=lambda r: (not r.get("pinned", False), -_num(r.get("createdAt")))
+        )
+        query = (q or "").strip().lower()
+        if not query:
+            return [_light(r) for r in ordered]
+        out = []
+        for r in ordered:
+            if query in str(r.get("name", "")).lower():
+                out.append({**_light(r), "contentMatch": False})
+            elif query in str(r.get("textDigest", "")):
+                out.append({**_light(r), "contentMatch": True})
+        return out
+
+    def get(self, session_id: str) -> Row | None:
+        for r in self.index():
+            if r["id"] == session_id:
+                with self._b.transaction(self._profile, write=False) as tx:
+                    body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
+                return {**_light(r), "history": body if isinstance(body, list) else []}
+        return None
+
+    # -- writes -----------------------------------------------------------------------------
+    def _evict(self, tx: Tx, index: RowList) -> RowList:
+        cap = tx.kv_get(["maxSessions"]).get("maxSessions")
+        if not isinstance(cap, int) or isinstance(cap, bool) or cap <= 0 or len(index) <= cap:
+            return index
+        unpinned = sorted(
+            (r for r in index if not r.get("pinned")), key=lambda r: _num(r.get("createdAt"))
+        )
+        excess = len(index) - cap
+        evict = {r["id"] for r in unpinned[:excess]}
+        if evict:
+            tx.kv_delete([body_key(i) for i in evict])
+        return [r for r in index if r["id"] not in evict]
+
+    def _save_in(self, tx: Tx, name: str | None, live: Entries) -> Row:
+        sid = uuid.uuid4().hex
+        row = {
+            "id": sid,
+            "name": _check_name(name) if name and name.strip() else auto_name(live),
+            "createdAt": now_ms(),
+            "pinned": False,
+            "textDigest": text_digest(live),
+        }
+        tx.kv_put(body_key(sid), live)
+        index = self._evict(tx, [*self._read_index(tx), row])
+        tx.kv_put(SESSIONS_INDEX_KEY, index)
+        tx.kv_put(ACTIVE_SESSION_KEY, sid)
+        return _light(row)
+
+    def save(self, name: str | None = None) -> Row | None:
+        self.index()
+        with self._b.transaction(self._profile) as tx:
+            live = self._history.entries_in(tx)
+            if not live:
+                return None
+            return self._save_in(tx, name, live)
+
+    def _update_in(self, tx: Tx, session_id: str, body: Entries) -> Row | None:
+        index = self._read_index(tx)
+        for k, r in enumerate(index):
+            if r["id"] == session_id:
+                tx.kv_put(body_key(session_id), body)
+                index[k] = {**r, "textDigest": text_digest(body)}
+                tx.kv_put(SESSIONS_INDEX_KEY, index)
+                return _light(index[k])
+        return None
+
+    def update(self, session_id: str) -> Row | None:
+        if not session_id:
+            return None
+        self.index()
+        with self._b.transaction(self._profile) as tx:
+            live = self._history.entries_in(tx)
+            if not live:
+                return None
+            return self._update_in(tx, session_id, live)
+
+    def append(self, session_id: str, entry: dict[str, Any]) -> Row | None:
+        validate_entry(entry)
+        if not session_id:
+            return None
+        self.index()
+        with self._b.transaction(self._profile) as tx:
+            body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
+            if not isinstance(body, list):
+                return None
+            return self._update_in(tx, session_id, [*body, entry])
+
+    def load(self, session_id: str) -> int:
+        self.index()
+        with self._b.transaction(self._profile) as tx:
+            if not any(r["id"] == session_id for r in self._read_index(tx)):
+                return -1
+            body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
+            if not isinstance(body, list):
+                return -1
+            count = self._history.replace_in(tx, body)
+            tx.kv_put(ACTIVE_SESSION_KEY, session_id if count else "")
+            return count
+
+    def _edit_row(self, session_id: str, **changes: Any) -> bool:
+        self.index()
+        with self._b.transaction(self._profile) as tx:
+            index = self._read_index(tx)
+            for k, r in enumerate(index):
+                if r["id"] == session_id:
+                    index[k] = {**r, **changes}
+                    tx.kv_put(SESSIONS_INDEX_KEY, index)
+                    return True
+        return False
+
+    def rename(self, session_id: str, name: str) -> bool:
+        return self._edit_row(session_id, name=_check_name(name))
+
+    def pin(self, session_id: str, pinned: bool = True) -> bool:
+        return self._edit_row(session_id, pinned=bool(pinned))
+
+    def delete(self, session_id: str) -> bool:
+        self.index()
+        with self._b.transaction(self._profile) as tx:
+            index = self._read_index(tx)
+            kept = [r for r in index if r["id"] != session_id]
+            if len(kept) == len(index):
+                return False
+            tx.kv_put(SESSIONS_INDEX_KEY, kept)
+            tx.kv_delete([body_key(session_id)])
+            if tx.kv_get([ACTIVE_SESSION_KEY]).get(ACTIVE_SESSION_KEY) == session_id:
+                tx.kv_put(ACTIVE_SESSION_KEY, "")
+            return True
+
+    def clear_all(self) -> int:
+        self.index()
+        with self._b.transaction(self._profile) as tx:
+            index = self._read_index(tx)
+            bodies = [k for k in tx.kv_keys(SESSION_BODY_PREFIX)]
+            tx.kv_delete([*bodies, SESSIONS_INDEX_KEY])
+            tx.kv_put(ACTIVE_SESSION_KEY, "")
+            return len(index)
+
+    def new(self) -> Row | None:
+        """Save the live conversation (write-back to the active session, else a new one),
+        then clear the live history. Empty live history → ``None`` and nothing changes."""
+        self.index()
+        with self._b.transaction(self._profile) as tx:
+            live = self._history.entries_in(tx)
+            if not live:
+                return None
+            active = tx.kv_get([ACTIVE_SESSION_KEY]).get(ACTIVE_SESSION_KEY)
+            row = None
+            if isinstance(active, str) and active:
+                row = self._update_in(tx, active, live)
+            if row is None:
+                row = self._save_in(tx, None, live)
+            self._history.replace_in(tx, [])
+            return row
+
+    def active_id(self) -> str:
+        with self._b.transaction(self._profile, write=False) as tx:
+            v = tx.kv_get([ACTIVE_SESSION_KEY]).get(ACTIVE_SESSION_KEY)
+        return v if isinstance(v, str) else ""
+
+
+def _num(v: Any) -> float:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0.0

@@ -1,0 +1,308 @@
+"""SQL shared by the SQLite and PostgreSQL backends, and the transaction object they hand out.
+
+Layout (every row scoped by ``profile``; no query reads another profile's rows):
+
+``ck_kv``            one row per area key; value = stored JSON text (:mod:`.codec`)
+``ck_history``       one row per live history entry, ordered by ``pos``; ``chars`` = text length
+``ck_archive``       entries dropped by the live window, in the order they were dropped
+``ck_history_state`` live entry count and text length, so bounding never scans the history
+``ck_blobs``         content-addressed image bytes (sha256 of the data URL)
+``ck_blob_refs``     who references which blob (``k:<key>``, ``h:<pos>``, ``a:<seq>``); a blob is
+                     deleted when its last reference goes
+``ck_migrations``    applied schema migrations, by name
+
+Appending inserts one history row and one state update: its cost does not depend on the
+history length. Reading small keys touches only ``ck_kv`` rows of those keys.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
+
+from . import codec
+from .codec import Blob, CorruptValue
+
+SCHEMA_VERSION = 1
+
+MIGRATIONS: list[tuple[str, list[str]]] = [
+    (
+        "0001_initial",
+        [
+            "CREATE TABLE IF NOT EXISTS ck_kv (profile TEXT NOT NULL, key TEXT NOT NULL,"
+            " value TEXT NOT NULL, PRIMARY KEY (profile, key))",
+            "CREATE TABLE IF NOT EXISTS ck_history (profile TEXT NOT NULL, pos BIGINT NOT NULL,"
+            " chars BIGINT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (profile, pos))",
+            "CREATE TABLE IF NOT EXISTS ck_archive (profile TEXT NOT NULL, seq BIGINT NOT NULL,"
+            " archived_at BIGINT NOT NULL, value TEXT NOT NULL, PRIMARY KEY (profile, seq))",
+            "CREATE TABLE IF NOT EXISTS ck_history_state (profile TEXT PRIMARY KEY,"
+            " live_count BIGINT NOT NULL, live_chars BIGINT NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS ck_blobs (profile TEXT NOT NULL, hash TEXT NOT NULL,"
+            " prefix TEXT, data {blob} NOT NULL, PRIMARY KEY (profile, hash))",
+            "CREATE TABLE IF NOT EXISTS ck_blob_refs (profile TEXT NOT NULL, owner TEXT NOT NULL,"
+            " hash TEXT NOT NULL, PRIMARY KEY (profile, owner, hash))",
+            "CREATE INDEX IF NOT EXISTS ck_blob_refs_hash ON ck_blob_refs (profile, hash)",
+        ],
+    ),
+]
+
+
+class Cursorish(Protocol):
+    def execute(self, sql: str, params: Sequence[Any] = ...) -> Any: ...
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+class Tx:
+    """One backend transaction for one profile. Created only by a backend."""
+
+    def __init__(self, backend: Any, profile: str) -> None:
+        self._b = backend
+        self.profile = profile
+
+    # -- raw access -------------------------------------------------------------------------
+    def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._b.query(sql, (self.profile, *params))
+
+    def run(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self._b.execute(sql, (self.profile, *params))
+
+    @staticmethod
+    def marks(n: int) -> str:
+        return ",".join("?" * n)
+
+    # -- blobs ------------------------------------------------------------------------------
+    def put_blobs(self, blobs: dict[str, Blob]) -> None:
+        if not blobs:
+            return
+        hashes = list(blobs)
+        have = {
+            r[0]
+            for r in self.rows(
+                f"SELECT hash FROM ck_blobs WHERE profile=? AND hash IN ({self.marks(len(hashes))})",
+                hashes,
+            )
+        }
+        for h in hashes:
+            if h not in have:
+                b = blobs[h]
+                self.run(
+                    "INSERT INTO ck_blobs (profile, hash, prefix, data) VALUES (?,?,?,?)"
+                    " ON CONFLICT (profile, hash) DO NOTHING",
+                    (h, b.prefix, self._b.binary(b.data)),
+                )
+
+    def fetch_urls(self, hashes: Iterable[str]) -> dict[str, str]:
+        hs = list(hashes)
+        out: dict[str, str] = {}
+        for i in range(0, len(hs), 500):
+            chunk = hs[i : i + 500]
+            for h, prefix, data in self.rows(
+                f"SELECT hash, prefix, data FROM ck_blobs WHERE profile=? AND hash IN ({self.marks(len(chunk))})",
+                chunk,
+            ):
+                out[h] = Blob(h, prefix, bytes(data)).url()
+        return out
+
+    def add_refs(self, owner: str, hashes: Iterable[str]) -> None:
+        for h in hashes:
+            self.run(
+                "INSERT INTO ck_blob_refs (profile, owner, hash) VALUES (?,?,?)"
+                " ON CONFLICT (profile, owner, hash) DO NOTHING",
+                (owner, h),
+            )
+
+    def drop_refs(self, owners: Sequence[str]) -> set[str]:
+        """Remove the refs of ``owners``; returns the hashes they referenced."""
+        dropped: set[str] = set()
+        for i in range(0, len(owners), 500):
+            chunk = list(owners[i : i + 500])
+            m = self.marks(len(chunk))
+            dropped.update(
+                r[0]
+                for r in self.rows(
+                    f"SELECT hash FROM ck_blob_refs WHERE profile=? AND owner IN ({m})", chunk
+                )
+            )
+            self.run(f"DELETE FROM ck_blob_refs WHERE profile=? AND owner IN ({m})", chunk)
+        return dropped
+
+    def move_refs(self, old_owner: str, new_owner: str) -> None:
+        # profile is not the first placeholder here, so bypass run()'s profile prefix
+        self._b.execute(
+            "UPDATE ck_blob_refs SET owner=? WHERE profile=? AND owner=?",
+            (new_owner, self.profile, old_owner),
+        )
+
+    def gc(self, candidates: Iterable[str]) -> int:
+        """Delete candidate blobs that nothing references any more."""
+        removed = 0
+        for h in set(candidates):
+            if not self.rows("SELECT 1 FROM ck_blob_refs WHERE profile=? AND hash=? LIMIT 1", (h,)):
+                self.run("DELETE FROM ck_blobs WHERE profile=? AND hash=?", (h,))
+                removed += 1
+        return removed
+
+    def decode(self, text: str) -> Any:
+        return codec.decode(text, self.fetch_urls)
+
+    # -- key/value --------------------------------------------------------------------------
+    def kv_raw(self, keys: Sequence[str]) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for i in range(0, len(keys), 500):
+            chunk = list(keys[i : i + 500])
+            for k, v in self.rows(
+                f"SELECT key, value FROM ck_kv WHERE profile=? AND key IN ({self.marks(len(chunk))})",
+                chunk,
+            ):
+                out[k] = v
+        return out
+
+    def kv_get(self, keys: Sequence[str], corrupt: list[str] | None = None) -> dict[str, Any]:
+        """Decoded values of ``keys`` that exist; unreadable ones are left out (and listed)."""
+        out: dict[str, Any] = {}
+        for k, text in self.kv_raw(keys).items():
+            try:
+                out[k] = self.decode(text)
+            except CorruptValue:
+                if corrupt is not None:
+                    corrupt.append(k)
+        return out
+
+    def kv_put_encoded(self, key: str, text: str, blobs: dict[str, Blob]) -> None:
+        self.put_blobs(blobs)
+        self.run(
+            "INSERT INTO ck_kv (profile, key, value) VALUES (?,?,?)"
+            " ON CONFLICT (profile, key) DO UPDATE SET value = excluded.value",
+            (key, text),
+        )
+        owner = "k:" + key
+        old = self.drop_refs([owner])
+        self.add_refs(owner, blobs)
+        self.gc(old - set(blobs))
+
+    def kv_put(self, key: str, value: Any) -> None:
+        text, blobs = codec.encode(value)
+        self.kv_put_encoded(key, text, blobs)
+
+    def kv_delete(self, keys: Sequence[str]) -> None:
+        if not keys:
+            return
+        for i in range(0, len(keys), 500):
+            chunk = list(keys[i : i + 500])
+            self.run(f"DELETE FROM ck_kv WHERE profile=? AND key IN ({self.marks(len(chunk))})", chunk)
+        self.gc(self.drop_refs(["k:" + k for k in keys]))
+
+    def kv_keys(self, prefix: str = "") -> list[str]:
+        rows = self.rows("SELECT key FROM ck_kv WHERE profile=? ORDER BY key")
+        return [r[0] for r in rows if r[0].startswith(prefix)]
+
+    # -- history ----------------------------------------------------------------------------
+    def hist_state(self) -> tuple[int, int]:
+        r = self.rows("SELECT live_count, live_chars FROM ck_history_state WHERE profile=?")
+        return (int(r[0][0]), int(r[0][1])) if r else (0, 0)
+
+    def hist_set_state(self, count: int, chars: int) -> None:
+        self.run(
+            "INSERT INTO ck_history_state (profile, live_count, live_chars) VALUES (?,?,?)"
+            " ON CONFLICT (profile) DO UPDATE SET live_count = excluded.live_count,"
+            " live_chars = excluded.live_chars",
+            (count, chars),
+        )
+
+    def hist_rows(self) -> list[tuple[int, int, str]]:
+        return [
+            (int(p), int(c), v)
+            for p, c, v in self.rows(
+                "SELECT pos, chars, value FROM ck_history WHERE profile=? ORDER BY pos"
+            )
+        ]
+
+    def hist_next_pos(self) -> int:
+        r = self.rows("SELECT max(pos) FROM ck_history WHERE profile=?")
+        return 0 if not r or r[0][0] is None else int(r[0][0]) + 1
+
+    def hist_insert(self, pos: int, chars: int, text: str, blobs: dict[str, Blob]) -> None:
+        self.put_blobs(blobs)
+        self.run(
+            "INSERT INTO ck_history (profile, pos, chars, value) VALUES (?,?,?,?)",
+            (pos, chars, text),
+        )
+        self.add_refs(f"h:{pos}", blobs)
+
+    def hist_delete(self, positions: Sequence[int]) -> None:
+        for i in range(0, len(positions), 500):
+            chunk = list(positions[i : i + 500])
+            self.run(
+                f"DELETE FROM ck_history WHERE profile=? AND pos IN ({self.marks(len(chunk))})", chunk
+            )
+        self.gc(self.drop_refs([f"h:{p}" for p in positions]))
+
+    def archive_oldest(self, n: int) -> tuple[int, int]:
+        """Move the ``n`` oldest live rows to the archive; returns (rows moved, chars moved)."""
+        rows = self.rows(
+            "SELECT pos, chars, value FROM ck_history WHERE profile=? ORDER BY pos LIMIT ?", (n,)
+        )
+        if not rows:
+            return 0, 0
+        r = self.rows("SELECT max(seq) FROM ck_archive WHERE profile=?")
+        seq = 0 if not r or r[0][0] is None else int(r[0][0]) + 1
+        stamp = now_ms()
+        for pos, _chars, value in rows:
+            self.run(
+                "INSERT INTO ck_archive (profile, seq, archived_at, value) VALUES (?,?,?,?)",
+                (seq, stamp, value),
+            )
+            self.move_refs(f"h:{pos}", f"a:{seq}")
+            seq += 1
+        self.run("DELETE FROM ck_history WHERE profile=? AND pos <= ?", (int(rows[-1][0]),))
+        return len(rows), sum(int(c) for _p, c, _v in rows)
+
+    def oldest_chars(self, limit: int) -> list[int]:
+        return [
+            int(r[0])
+            for r in self.rows(
+                "SELECT chars FROM ck_history WHERE profile=? ORDER BY pos LIMIT ?", (limit,)
+            )
+        ]
+
+    def archive_rows(self) -> list[str]:
+        return [r[0] for r in self.rows("SELECT value FROM ck_archive WHERE profile=? ORDER BY seq")]
+
+    def archive_count(self) -> int:
+        return int(self.rows("SELECT count(*) FROM ck_archive WHERE profile=?")[0][0])
+
+    def archive_insert(self, seq: int, text: str, blobs: dict[str, Blob], stamp: int) -> None:
+        self.put_blobs(blobs)
+        self.run(
+            "INSERT INTO ck_archive (profile, seq, archived_at, value) VALUES (?,?,?,?)",
+            (seq, stamp, text),
+        )
+        self.add_refs(f"a:{seq}", blobs)
+
+    # -- whole profile ----------------------------------------------------------------------
+    def profile_is_empty(self) -> bool:
+        for table in ("ck_kv", "ck_history", "ck_archive"):
+            if self.rows(f"SELECT 1 FROM {table} WHERE profile=? LIMIT 1"):
+                return False
+        return True
+
+    def wipe_profile(self) -> None:
+        for table in ("ck_kv", "ck_history", "ck_archive", "ck_history_state", "ck_blob_refs", "ck_blobs"):
+            self.run(f"DELETE FROM {table} WHERE profile=?")
+
+    def sizes(self) -> dict[str, int]:
+        def one(sql: str) -> int:
+            r = self.rows(sql)
+            return int(r[0][0] or 0) if r else 0
+
+        return {
+            "kvBytes": one("SELECT sum(length(value)) FROM ck_kv WHERE profile=?"),
+            "historyBytes": one("SELECT sum(length(value)) FROM ck_history WHERE profile=?"),
+            "archiveBytes": one("SELECT sum(length(value)) FROM ck_archive WHERE profile=?"),
+            "blobs": one("SELECT count(*) FROM ck_blobs WHERE profile=?"),
+            "blobBytes": one(f"SELECT sum({self._b.bytes_len}(data)) FROM ck_blobs WHERE profile=?"),
+        }

@@ -1,0 +1,77 @@
+"""SQLite backend: the embedded default. One file, WAL journal, created with mode 0600."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Sequence
+from typing import Any
+
+from ..errors import ChatkeepError, StoreError
+from .backend import Backend
+
+BUSY_TIMEOUT_S = 60.0
+
+
+class SQLiteBackend(Backend):
+    dialect = "sqlite"
+    blob_type = "BLOB"
+    bytes_len = "length"
+
+    def __init__(self, path: str) -> None:
+        super().__init__()
+        self.path = path
+        self.description = f"sqlite:///{path}" if path != ":memory:" else ":memory:"
+        try:
+            if path != ":memory:":
+                parent = os.path.dirname(os.path.abspath(path))
+                if not os.path.isdir(parent):
+                    os.makedirs(parent, mode=0o700, exist_ok=True)
+                if not os.path.exists(path):
+                    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+                    os.close(fd)
+            self._conn = sqlite3.connect(
+                path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+            )
+            if path != ":memory:":
+                self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute("PRAGMA foreign_keys=OFF")
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(
+                f"cannot open the SQLite store at {path}: {exc}",
+                hint="check that the directory exists and is writable, or pass another --store",
+            ) from exc
+        self.migrate()
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        self._conn.execute(sql, tuple(params))
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        return self._conn.execute(sql, tuple(params)).fetchall()
+
+    def _begin(self, write: bool, profile: str) -> None:
+        self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+
+    def _commit(self) -> None:
+        self._conn.execute("COMMIT")
+
+    def _rollback(self) -> None:
+        if self._conn.in_transaction:
+            self._conn.execute("ROLLBACK")
+
+    def _close(self) -> None:
+        self._conn.close()
+
+    def translate(self, exc: BaseException) -> ChatkeepError | None:
+        if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+            return StoreError(
+                f"the store {self.path} stayed locked for more than {BUSY_TIMEOUT_S:.0f} s",
+                hint="another process holds a long write; retry when it finishes",
+            )
+        if isinstance(exc, sqlite3.DatabaseError):
+            return StoreError(
+                f"SQLite error on {self.path}: {exc}",
+                hint="the file may be damaged or not a chatkeep store; run `chatkeep stats` or restore a backup",
+            )
+        return None

@@ -1,0 +1,138 @@
+"""Export and import of a whole profile.
+
+chatkeep export (``format: "chatkeep-export"``, version 1)::
+
+    {"format": "chatkeep-export", "version": 1,
+     "local":   {key: value, ...},      # every durable key except the history
+     "history": [entry, ...],           # the live window
+     "archive": [entry, ...]}           # entries dropped by the window, oldest first
+
+Exporting, importing into an empty profile and exporting again gives the same document.
+
+A browsa ``chrome.storage.local`` dump is a JSON object of keys. Its ``history`` becomes the
+live history (bounded by the window; the overflow goes to the archive), every other key is
+stored as is, then the sessions index is migrated (legacy ``savedSessions`` rows that embed
+their history become light rows + ``session_<id>`` bodies).
+
+An import is one transaction: it happens whole or not at all. Importing into a profile that
+already holds data needs ``replace=True`` (the profile is then replaced, still atomically).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..constants import HISTORY_KEY
+from ..errors import InvalidEntry, InvalidValue, StoreError
+from ..rules.entries import text_length, validate_entries
+from . import codec
+from .areas import check_key
+from .sql import now_ms
+
+if TYPE_CHECKING:
+    from ..store import Store
+    from .backend import Backend
+    from .history import History
+
+EXPORT_FORMAT = "chatkeep-export"
+EXPORT_VERSION = 1
+
+
+def export_profile(backend: Backend, profile: str, history: History) -> dict[str, Any]:
+    with backend.transaction(profile, write=False) as tx:
+        keys = tx.kv_keys()
+        local = tx.kv_get(keys)
+        live = history.entries_in(tx)
+        archive = []
+        for text in tx.archive_rows():
+            try:
+                archive.append(tx.decode(text))
+            except codec.CorruptValue:
+                continue
+    return {
+        "format": EXPORT_FORMAT,
+        "version": EXPORT_VERSION,
+        "local": {k: local[k] for k in sorted(local)},
+        "history": live,
+        "archive": archive,
+    }
+
+
+def detect_source(data: Any) -> str:
+    if isinstance(data, dict) and data.get("format") == EXPORT_FORMAT:
+        return "chatkeep"
+    return "browsa"
+
+
+def _check_local(items: Any, where: str) -> dict[str, tuple[str, dict[str, Any]]]:
+    if not isinstance(items, dict):
+        raise InvalidValue(f"{where} must be a JSON object of keys")
+    encoded = {}
+    for k, v in items.items():
+        check_key(k)
+        encoded[k] = codec.encode(v)
+    return encoded
+
+
+def import_profile(
+    store: Store, backend: Backend, data: Any, *, source: str = "auto", replace: bool = False
+) -> dict[str, Any]:
+    if source == "auto":
+        source = detect_source(data)
+    if source not in ("chatkeep", "browsa"):
+        raise InvalidValue(f"unknown import source {source!r}", hint="use chatkeep or browsa")
+    if not isinstance(data, dict):
+        raise InvalidValue(
+            "an import must be a JSON object",
+            hint="pass a chatkeep export or a browsa chrome.storage.local dump",
+        )
+    if source == "chatkeep":
+        if data.get("format") != EXPORT_FORMAT:
+            raise InvalidValue("not a chatkeep export (missing format field)", hint="try --from browsa")
+        if data.get("version") != EXPORT_VERSION:
+            raise InvalidValue(f"unsupported chatkeep export version {data.get('version')!r}")
+        local = _check_local(data.get("local", {}), "local")
+        local.pop(HISTORY_KEY, None)
+        live = data.get("history", [])
+        archive = data.get("archive", [])
+    else:
+        local = _check_local({k: v for k, v in data.items() if k != HISTORY_KEY}, "the dump")
+        live = data.get(HISTORY_KEY, [])
+        archive = []
+    try:
+        validate_entries(live)
+        validate_entries(archive)
+    except InvalidEntry as exc:
+        raise InvalidEntry(
+            f"the import's history is not valid: {exc.message}", field=exc.field, hint=exc.hint
+        ) from None
+    live_enc = [codec.encode(e) for e in live]
+    archive_enc = [codec.encode(e) for e in archive]
+
+    with backend.transaction(store.profile) as tx:
+        if not tx.profile_is_empty():
+            if not replace:
+                raise StoreError(
+                    f"profile {store.profile!r} already holds data; nothing was imported",
+                    hint="import into a new --profile, or pass --replace to overwrite this one",
+                )
+            tx.wipe_profile()
+        for k, (text, blobs) in local.items():
+            tx.kv_put_encoded(k, text, blobs)
+        stamp = now_ms()
+        for seq, (text, blobs) in enumerate(archive_enc):
+            tx.archive_insert(seq, text, blobs, stamp)
+        if source == "chatkeep":
+            for pos, ((text, blobs), entry) in enumerate(zip(live_enc, live, strict=True)):
+                tx.hist_insert(pos, text_length(entry), text, blobs)
+            tx.hist_set_state(len(live), sum(text_length(e) for e in live))
+        else:
+            store.history.replace_in(tx, live)
+    migrated = len(store.sessions.index())
+    return {
+        "source": source,
+        "keys": len(local),
+        "history": len(store.history.read()),
+        "archived": store.history.archived_count(),
+        "sessions": migrated,
+    }
