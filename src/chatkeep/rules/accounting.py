@@ -1,0 +1,134 @@
+"""Request accounting (SPEC §6.4): how big a built request is and how much of it is reusable.
+
+:func:`request_stats` reports, for a :class:`~chatkeep.rules.wire.WireRequest` (or a bare body):
+
+- ``chars`` — characters of text sent (system prompt / instructions and every text block);
+- ``images`` and ``imageBytes`` — image parts and their data-URL characters (Anthropic base64
+  blocks are counted as the equivalent data URL, so styles compare);
+- ``estTokens`` — ``chars // 4 + 1000 * images`` (an estimate; providers' usage is exact);
+- ``bytes`` — length of the serialized body;
+- ``prefixBytes`` — length of the longest common byte prefix with the previous request of the
+  same conversation (0 without one);
+- ``prefixRatio`` — ``prefixBytes / bytes``: the share of this request that repeats the start
+  of the previous one byte for byte (what a provider prompt cache can serve);
+- ``prefixOfPrevious`` — ``prefixBytes`` over the previous request's size.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .wire.base import WireRequest, serialize
+
+__all__ = ["TOKENS_PER_IMAGE", "common_prefix_length", "request_stats"]
+
+TOKENS_PER_IMAGE = 1000
+_IMAGE_TYPES = ("image_url", "input_image", "image")
+
+
+def _body(request: WireRequest | dict[str, Any] | bytes) -> dict[str, Any] | None:
+    if isinstance(request, WireRequest):
+        return request.body
+    if isinstance(request, dict):
+        return request
+    return None
+
+
+def _raw(request: WireRequest | dict[str, Any] | bytes) -> bytes:
+    if isinstance(request, bytes | bytearray):
+        return bytes(request)
+    body = _body(request)
+    return serialize(body if body is not None else {})
+
+
+def common_prefix_length(a: bytes, b: bytes) -> int:
+    """Length of the longest common prefix of two byte strings (C-speed slice compares)."""
+    n = min(len(a), len(b))
+    step = 1 << 16
+    lo = 0
+    while lo < n and a[lo : lo + step] == b[lo : lo + step]:
+        lo += step
+    lo = min(lo, n)
+    hi = min(lo + step, n)
+    # Invariant: a[:lo] == b[:lo]; the first difference (if any) is before hi.
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _image_chars(part: dict[str, Any]) -> int:
+    kind = part.get("type")
+    if kind == "image_url":
+        img = part.get("image_url")
+        url = img.get("url", "") if isinstance(img, dict) else img
+        return len(url) if isinstance(url, str) else 0
+    if kind == "input_image":
+        url = part.get("image_url")
+        return len(url) if isinstance(url, str) else 0
+    source = part.get("source") or {}
+    if source.get("type") == "base64":
+        return len(f"data:{source.get('media_type', '')};base64,") + len(source.get("data", ""))
+    return len(source.get("url", "") or "")
+
+
+def _count(node: Any, acc: dict[str, int]) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _count(item, acc)
+        return
+    if not isinstance(node, dict):
+        return
+    if node.get("type") in _IMAGE_TYPES:
+        acc["images"] += 1
+        acc["imageBytes"] += _image_chars(node)
+        return
+    content = node.get("content")
+    if isinstance(content, str):
+        acc["chars"] += len(content)
+    elif isinstance(content, list):
+        _count(content, acc)
+    text = node.get("text")
+    if isinstance(text, str) and node.get("type") in ("text", "input_text", "output_text"):
+        acc["chars"] += len(text)
+
+
+def request_stats(
+    request: WireRequest | dict[str, Any] | bytes,
+    previous: WireRequest | dict[str, Any] | bytes | None = None,
+) -> dict[str, Any]:
+    """Size and prefix-reuse figures of one request (see the module docstring)."""
+    body = _body(request) or {}
+    acc = {"chars": 0, "images": 0, "imageBytes": 0}
+    for key in ("instructions", "system"):
+        value = body.get(key)
+        if isinstance(value, str):
+            acc["chars"] += len(value)
+        elif isinstance(value, list):
+            _count(value, acc)
+    _count(body.get("messages") or [], acc)
+    inp = body.get("input")
+    if isinstance(inp, str):
+        acc["chars"] += len(inp)
+    else:
+        _count(inp or [], acc)
+    raw = _raw(request)
+    prefix = 0
+    prev_len = 0
+    if previous is not None:
+        prev_raw = _raw(previous)
+        prev_len = len(prev_raw)
+        prefix = common_prefix_length(raw, prev_raw)
+    return {
+        "chars": acc["chars"],
+        "images": acc["images"],
+        "imageBytes": acc["imageBytes"],
+        "estTokens": acc["chars"] // 4 + TOKENS_PER_IMAGE * acc["images"],
+        "bytes": len(raw),
+        "prefixBytes": prefix,
+        "prefixRatio": (prefix / len(raw)) if raw and previous is not None else 0.0,
+        "prefixOfPrevious": (prefix / prev_len) if prev_len else 0.0,
+    }
