@@ -1,0 +1,258 @@
+"""Provider cards and provider selection (SPEC §7.1).
+
+A *card* is the stored description of one LLM endpoint, kept in ``settings["providers"]`` under
+its name::
+
+    {"style": "chat" | "responses" | "anthropic",
+     "baseUrl": "https://api.openai.com/v1",
+     "model": "gpt-4o-mini",
+     "apiKeyEnv": "OPENAI_API_KEY"      # or "apiKey": "sk-...", or neither (local servers)
+     "temperature": 0.7,                # optional, 0..2
+     "maxTokens": 1024,                 # optional, positive int
+     "stream": true}                    # optional, default true
+
+Contract:
+
+* :func:`validate_card` checks one card dict (what ``chatkeep provider add`` stores) and returns a
+  normalized copy; a bad card raises :class:`~chatkeep.errors.ProviderConfigError` whose message
+  names the field. Unknown extra keys are kept untouched.
+* :func:`resolve_provider` picks the card to use — the explicit ``name`` or ``activeProvider``;
+  ``model`` or (for the active card) ``activeModel`` overrides the card's model; a single stored
+  card is used when nothing is active — and returns a :class:`Card` with the API key resolved.
+  With no card at all it falls back to the environment: ``OPENAI_BASE_URL`` (default
+  ``https://api.openai.com/v1``), ``OPENAI_API_KEY`` and ``CHATKEEP_MODEL`` as a ``chat`` card
+  named ``"env"``. Every failure is a ``ProviderConfigError`` with a hint; ``apiKeyEnv`` naming an
+  unset variable fails and names the variable.
+* :func:`api_root` / :func:`sdk_base_url` compute the base URL handed to the SDKs: strip a
+  trailing ``/``; keep a trailing ``/v<digits>``, else append ``/v1``. The Anthropic SDK adds
+  ``/v1/messages`` itself, so it gets the root without the trailing ``/v1`` (only ``/v1`` is
+  supported for that style).
+
+Pure: reads ``env`` (default ``os.environ``) and never writes anything.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+from ..errors import ProviderConfigError
+
+__all__ = [
+    "DEFAULT_OPENAI_BASE_URL",
+    "ENV_CARD_NAME",
+    "STYLES",
+    "Card",
+    "api_root",
+    "resolve_provider",
+    "sdk_base_url",
+    "validate_card",
+]
+
+STYLES: tuple[str, ...] = ("chat", "responses", "anthropic")
+DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
+ENV_CARD_NAME = "env"
+
+_ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_VERSION_TAIL_RE = re.compile(r"/v\d+$")
+
+
+@dataclass(frozen=True)
+class Card:
+    """One resolved provider: everything an adapter needs to make a call."""
+
+    name: str
+    style: str
+    base_url: str
+    model: str
+    api_key: str | None = field(default=None, repr=False)
+    temperature: float | None = None
+    max_tokens: int | None = None
+    stream: bool = True
+
+
+def api_root(base_url: str) -> str:
+    """``base_url`` without a trailing ``/``, ending in ``/v<digits>`` (``/v1`` appended if absent)."""
+    base = base_url.strip().rstrip("/")
+    if _VERSION_TAIL_RE.search(base):
+        return base
+    return base + "/v1"
+
+
+def sdk_base_url(card: Card) -> str:
+    """The ``base_url`` to give the card's SDK (see module docstring)."""
+    root = api_root(card.base_url)
+    if card.style == "anthropic" and root.endswith("/v1"):
+        return root[: -len("/v1")]
+    return root
+
+
+def validate_card(card: Any, *, name: str = "") -> dict[str, Any]:
+    """Check one stored card; return a normalized copy or raise ``ProviderConfigError``."""
+    where = f"provider card {name!r}" if name else "provider card"
+    if not isinstance(card, Mapping):
+        raise ProviderConfigError(
+            f"{where} must be an object, got {type(card).__name__}",
+            hint="a card is {style, baseUrl, model, apiKeyEnv | apiKey, temperature, maxTokens, stream}",
+        )
+    out = dict(card)
+
+    style = out.get("style", "chat")
+    if style not in STYLES:
+        raise ProviderConfigError(
+            f"{where}: style must be one of {', '.join(STYLES)}, got {style!r}",
+            hint="use --style chat for OpenAI-compatible servers (Ollama, llama.cpp, vLLM)",
+        )
+    out["style"] = style
+
+    base_url = out.get("baseUrl")
+    if not isinstance(base_url, str) or not base_url.strip():
+        raise ProviderConfigError(
+            f"{where}: baseUrl is missing",
+            hint="give the API root, e.g. https://api.openai.com/v1 or http://localhost:11434/v1",
+        )
+    parts = urlsplit(base_url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ProviderConfigError(
+            f"{where}: baseUrl must be an http(s) URL, got {base_url!r}",
+            hint="give the API root, e.g. https://api.openai.com/v1 or http://localhost:11434/v1",
+        )
+    out["baseUrl"] = base_url.strip()
+
+    model = out.get("model")
+    if not isinstance(model, str) or not model.strip():
+        raise ProviderConfigError(
+            f"{where}: model is missing", hint="pass --model with the provider's model id"
+        )
+    out["model"] = model.strip()
+
+    key_env = out.get("apiKeyEnv")
+    if key_env not in (None, ""):
+        if not isinstance(key_env, str) or not _ENV_NAME_RE.match(key_env):
+            raise ProviderConfigError(
+                f"{where}: apiKeyEnv must be an environment variable name, got {key_env!r}",
+                hint="e.g. --api-key-env OPENAI_API_KEY (the key itself is never stored then)",
+            )
+    api_key = out.get("apiKey")
+    if api_key not in (None, "") and not isinstance(api_key, str):
+        raise ProviderConfigError(f"{where}: apiKey must be a string", hint="prefer apiKeyEnv")
+
+    temperature = out.get("temperature")
+    if temperature is not None:
+        if (
+            isinstance(temperature, bool)
+            or not isinstance(temperature, int | float)
+            or not math.isfinite(temperature)
+            or not 0 <= temperature <= 2
+        ):
+            raise ProviderConfigError(
+                f"{where}: temperature must be a number from 0 to 2, got {temperature!r}",
+                hint="leave it out to use the provider's default",
+            )
+    max_tokens = out.get("maxTokens")
+    if max_tokens is not None:
+        if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens <= 0:
+            raise ProviderConfigError(
+                f"{where}: maxTokens must be a positive integer, got {max_tokens!r}",
+                hint="leave it out to use the provider's default",
+            )
+    stream = out.get("stream", True)
+    if not isinstance(stream, bool):
+        raise ProviderConfigError(f"{where}: stream must be true or false, got {stream!r}")
+    out["stream"] = stream
+    return out
+
+
+def resolve_provider(
+    settings: Mapping[str, Any],
+    name: str | None = None,
+    model: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Card:
+    """The card to call: explicit ``name``, else ``activeProvider``, else the env fallback."""
+    env = os.environ if env is None else env
+    providers = settings.get("providers") or {}
+    if not isinstance(providers, Mapping):
+        raise ProviderConfigError("the stored 'providers' setting is not an object of cards")
+    active = settings.get("activeProvider") or ""
+    active_model = settings.get("activeModel") or ""
+
+    chosen = name or active
+    if not chosen:
+        if not providers:
+            return _env_card(env, model)
+        if len(providers) == 1:
+            chosen = next(iter(providers))
+        else:
+            raise ProviderConfigError(
+                f"{len(providers)} provider cards are stored and none is active",
+                hint=f"pick one with `chatkeep provider use NAME` ({', '.join(sorted(providers))})",
+            )
+    if chosen not in providers:
+        known = ", ".join(sorted(providers)) or "none"
+        raise ProviderConfigError(
+            f"no provider card named {chosen!r} (stored cards: {known})",
+            hint="add it with `chatkeep provider add NAME --style S --base-url URL --model M` "
+            "or pick another with `chatkeep provider use NAME`",
+        )
+    data = validate_card(providers[chosen], name=chosen)
+    # activeModel belongs to the active card; an explicitly named other card keeps its own model.
+    override = model or (active_model if chosen == active else "")
+    return Card(
+        name=chosen,
+        style=data["style"],
+        base_url=data["baseUrl"],
+        model=override or data["model"],
+        api_key=_resolve_key(data, chosen, env),
+        temperature=data.get("temperature"),
+        max_tokens=data.get("maxTokens"),
+        stream=data["stream"],
+    )
+
+
+def _resolve_key(data: Mapping[str, Any], name: str, env: Mapping[str, str]) -> str | None:
+    key_env = data.get("apiKeyEnv")
+    if key_env:
+        value = env.get(key_env, "")
+        if not value.strip():
+            raise ProviderConfigError(
+                f"provider card {name!r} reads its API key from ${key_env}, which is not set",
+                hint=f"export {key_env}=<your key> (or change the card's apiKeyEnv)",
+            )
+        return value.strip()
+    key = data.get("apiKey")
+    return key if isinstance(key, str) and key else None
+
+
+def _env_card(env: Mapping[str, str], model: str | None) -> Card:
+    base = (env.get("OPENAI_BASE_URL") or "").strip()
+    key = (env.get("OPENAI_API_KEY") or "").strip()
+    env_model = model or (env.get("CHATKEEP_MODEL") or "").strip()
+    if not (base or key or env_model):
+        raise ProviderConfigError("no provider is configured")
+    if not env_model:
+        raise ProviderConfigError(
+            "CHATKEEP_MODEL is not set, so the environment fallback has no model",
+            hint="export CHATKEEP_MODEL=<model id>, or add a card with `chatkeep provider add`",
+        )
+    if not base and not key:
+        raise ProviderConfigError(
+            "neither OPENAI_BASE_URL nor OPENAI_API_KEY is set",
+            hint="export OPENAI_API_KEY for api.openai.com, or OPENAI_BASE_URL for a local server",
+        )
+    data = validate_card(
+        {"style": "chat", "baseUrl": base or DEFAULT_OPENAI_BASE_URL, "model": env_model},
+        name=ENV_CARD_NAME,
+    )
+    return Card(
+        name=ENV_CARD_NAME,
+        style="chat",
+        base_url=data["baseUrl"],
+        model=data["model"],
+        api_key=key or None,
+    )

@@ -1,0 +1,107 @@
+"""Adapter for the ``chat`` style: OpenAI-compatible ``POST {root}/chat/completions``.
+
+``stream(card, body, *, cancel=None)`` sends ``body`` (the API's JSON body, as built by the
+``chat`` wire builder) through the official ``openai`` SDK and yields
+:class:`~chatkeep.providers.events.TextDelta` events then one ``Done``. The card fills what the
+body leaves out: ``model``, ``temperature``, ``max_tokens``; ``stream`` follows the card, and a
+streamed call asks for ``stream_options.include_usage`` so the final chunk reports token usage.
+A non-streaming card yields the whole reply as one delta. Setting ``cancel`` stops reading at the
+next chunk and ends with ``Done(interrupted=True)`` carrying the partial text. SDK errors become
+chatkeep errors in :func:`chatkeep.providers._openai.translate` only.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from . import _openai
+from ._sdk import cancelled, split_kwargs
+from .cards import Card
+from .events import Done, Event, TextDelta, usage_dict
+
+__all__ = ["prepare_body", "stream"]
+
+
+def prepare_body(card: Card, body: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``body`` completed from the card (never mutates ``body``)."""
+    out = dict(body)
+    out.setdefault("model", card.model)
+    if card.temperature is not None:
+        out.setdefault("temperature", card.temperature)
+    if card.max_tokens is not None and "max_completion_tokens" not in out:
+        out.setdefault("max_tokens", card.max_tokens)
+    out["stream"] = card.stream
+    if card.stream:
+        options = dict(out.get("stream_options") or {})
+        options.setdefault("include_usage", True)
+        out["stream_options"] = options
+    else:
+        out.pop("stream_options", None)
+    return out
+
+
+def stream(
+    card: Card, body: Mapping[str, Any], *, cancel: threading.Event | None = None
+) -> Iterator[Event]:
+    """Yield the reply to ``body`` from ``card`` as ``TextDelta``s and a final ``Done``."""
+    payload = prepare_body(card, body)
+    if cancelled(cancel):
+        yield Done("", interrupted=True)
+        return
+    client = _openai.client(card)
+    try:
+        create = client.chat.completions.create
+        if not card.stream:
+            yield from _single(create(**split_kwargs(create, payload)), cancel)
+            return
+        yield from _streamed(create(**split_kwargs(create, payload)), cancel)
+    except Exception as exc:
+        raise _openai.translate(exc, card) from exc
+    finally:
+        client.close()
+
+
+def _single(completion: Any, cancel: threading.Event | None) -> Iterator[Event]:
+    choice = completion.choices[0] if completion.choices else None
+    text = (choice.message.content or "") if choice is not None else ""
+    usage = completion.usage
+    if text:
+        yield TextDelta(text)
+    yield Done(
+        text,
+        usage=usage_dict(usage.prompt_tokens, usage.completion_tokens) if usage else None,
+        response_id=completion.id,
+        interrupted=cancelled(cancel),
+        finish_reason=choice.finish_reason if choice is not None else None,
+    )
+
+
+def _streamed(chunks: Any, cancel: threading.Event | None) -> Iterator[Event]:
+    parts: list[str] = []
+    usage = None
+    response_id = None
+    finish_reason = None
+    with chunks:  # closes the HTTP response, also on cancel and errors
+        for chunk in chunks:
+            if cancelled(cancel):  # text that arrived after the stop is not kept
+                break
+            response_id = response_id or chunk.id
+            if chunk.usage is not None:
+                usage = usage_dict(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
+            for choice in chunk.choices or ():
+                if choice.index != 0:
+                    continue
+                if choice.finish_reason:
+                    finish_reason = choice.finish_reason
+                text = choice.delta.content if choice.delta is not None else None
+                if text:
+                    parts.append(text)
+                    yield TextDelta(text)
+            if cancelled(cancel):
+                break
+    if cancelled(cancel):
+        yield Done("".join(parts), response_id=response_id, interrupted=True)
+        return
+    yield Done("".join(parts), usage=usage, response_id=response_id, finish_reason=finish_reason)

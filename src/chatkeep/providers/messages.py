@@ -1,0 +1,167 @@
+"""Adapter for the ``anthropic`` style: Anthropic ``POST {root}/messages``.
+
+``stream(card, body, *, cancel=None)`` sends ``body`` (``model``, ``system``, ``messages``,
+``max_tokens``, cache-control blocks as built by the ``anthropic`` wire builder) through the
+official ``anthropic`` SDK, which gets the API root without ``/v1`` (it adds ``/v1/messages``).
+Streaming events used: ``message_start`` (id, input usage), ``content_block_delta`` with
+``text_delta`` (text), ``message_delta`` (output usage, stop reason), ``message_stop``; an
+``error`` event raises like an HTTP error. ``usage["prompt_tokens"]`` counts every prompt token
+the API read: ``input_tokens`` plus cache-creation and cache-read tokens. The card fills
+``model``, ``temperature`` and ``max_tokens`` (the API requires it: 4096 when neither the body nor
+the card sets one). Cancel and errors as in :mod:`chatkeep.providers.chat`; SDK errors become
+chatkeep errors in :func:`translate` only.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from ..errors import ChatkeepError, ProviderConfigError
+from . import _errors
+from ._sdk import CONNECT_TIMEOUT, NO_KEY, READ_TIMEOUT, cancelled, split_kwargs
+from .cards import Card, sdk_base_url
+from .events import Done, Event, TextDelta, usage_dict
+
+__all__ = ["DEFAULT_MAX_TOKENS", "prepare_body", "stream", "translate"]
+
+DEFAULT_MAX_TOKENS = 4096
+
+
+def prepare_body(card: Card, body: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``body`` completed from the card (never mutates ``body``)."""
+    out = dict(body)
+    out.setdefault("model", card.model)
+    if card.temperature is not None:
+        out.setdefault("temperature", min(card.temperature, 1.0))  # the API caps it at 1
+    out.setdefault("max_tokens", card.max_tokens or DEFAULT_MAX_TOKENS)
+    out["stream"] = card.stream
+    return out
+
+
+def _client(card: Card) -> Any:
+    import anthropic
+
+    return anthropic.Anthropic(
+        api_key=card.api_key or NO_KEY,
+        base_url=sdk_base_url(card),
+        max_retries=0,
+        timeout=anthropic.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
+    )
+
+
+def translate(exc: BaseException, card: Card) -> BaseException:
+    """The chatkeep error for ``exc``; unrelated exceptions are returned unchanged."""
+    if isinstance(exc, ChatkeepError):
+        return exc
+    import anthropic
+    import httpx2
+
+    if isinstance(exc, anthropic.APIStatusError):
+        if exc.status_code < 400:  # an ``error`` event inside a 200 stream
+            return _errors.stream_error(card, exc.body, exc.message)
+        return _errors.status_error(card, exc.status_code, exc.body, exc.message)
+    if isinstance(exc, anthropic.APITimeoutError):
+        return _errors.network_error(card, str(exc), timeout=True)
+    if isinstance(exc, anthropic.APIConnectionError):
+        cause = exc.__cause__ or exc.__context__
+        return _errors.network_error(card, f"{exc}: {cause}" if cause else str(exc))
+    if isinstance(exc, anthropic.APIError):
+        return _errors.stream_error(card, exc.body, exc.message)
+    if isinstance(exc, httpx2.TimeoutException):
+        return _errors.network_error(card, str(exc) or type(exc).__name__, timeout=True)
+    if isinstance(exc, httpx2.TransportError | httpx2.StreamError):  # dropped mid-stream
+        return _errors.network_error(card, str(exc) or type(exc).__name__)
+    if isinstance(exc, anthropic.AnthropicError):
+        return ProviderConfigError(f"provider {card.name!r}: {exc}")
+    return exc
+
+
+def stream(
+    card: Card, body: Mapping[str, Any], *, cancel: threading.Event | None = None
+) -> Iterator[Event]:
+    """Yield the reply to ``body`` from ``card`` as ``TextDelta``s and a final ``Done``."""
+    payload = prepare_body(card, body)
+    if cancelled(cancel):
+        yield Done("", interrupted=True)
+        return
+    client = _client(card)
+    try:
+        create = client.messages.create
+        result = create(**split_kwargs(create, payload))
+        if not card.stream:
+            yield from _single(result, cancel)
+        else:
+            yield from _streamed(result, card, cancel)
+    except Exception as exc:
+        raise translate(exc, card) from exc
+    finally:
+        client.close()
+
+
+def _prompt_tokens(usage: Any) -> Any:
+    total = getattr(usage, "input_tokens", None)
+    if not isinstance(total, int):
+        return None
+    for extra in ("cache_creation_input_tokens", "cache_read_input_tokens"):
+        value = getattr(usage, extra, None)
+        if isinstance(value, int):
+            total += value
+    return total
+
+
+def _single(message: Any, cancel: threading.Event | None) -> Iterator[Event]:
+    text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
+    if text:
+        yield TextDelta(text)
+    usage = message.usage
+    yield Done(
+        text,
+        usage=usage_dict(_prompt_tokens(usage), usage.output_tokens) if usage else None,
+        response_id=message.id,
+        interrupted=cancelled(cancel),
+        finish_reason=message.stop_reason,
+    )
+
+
+def _streamed(events: Any, card: Card, cancel: threading.Event | None) -> Iterator[Event]:
+    parts: list[str] = []
+    message_id = None
+    prompt = None
+    completion = None
+    stop_reason = None
+    with events:  # closes the HTTP response, also on cancel and errors
+        for event in events:
+            if cancelled(cancel):
+                break
+            kind = getattr(event, "type", "")
+            if kind == "message_start":
+                message_id = event.message.id
+                prompt = _prompt_tokens(event.message.usage)
+                completion = getattr(event.message.usage, "output_tokens", None)
+            elif kind == "content_block_delta":
+                text = getattr(event.delta, "text", None)
+                if getattr(event.delta, "type", "") == "text_delta" and text:
+                    parts.append(text)
+                    yield TextDelta(text)
+            elif kind == "message_delta":
+                stop_reason = event.delta.stop_reason or stop_reason
+                if event.usage is not None:
+                    completion = event.usage.output_tokens
+                    later = _prompt_tokens(event.usage)  # newer APIs repeat input usage here
+                    if isinstance(later, int) and later:
+                        prompt = later
+            elif kind == "message_stop":
+                yield Done(
+                    "".join(parts),
+                    usage=usage_dict(prompt, completion),
+                    response_id=message_id,
+                    finish_reason=stop_reason,
+                )
+                return
+            if cancelled(cancel):
+                break
+    if not cancelled(cancel):
+        raise _errors.network_error(card, "the stream ended before message_stop")
+    yield Done("".join(parts), response_id=message_id, interrupted=True)

@@ -1,0 +1,122 @@
+"""Adapter for the ``responses`` style: OpenAI ``POST {root}/responses``.
+
+``stream(card, body, *, cancel=None)`` sends ``body`` (``model``, ``input``, ``instructions``,
+optionally ``previous_response_id``) through the official ``openai`` SDK. Streaming events used:
+``response.created`` (id), ``response.output_text.delta`` (text), ``response.completed`` (usage,
+id); ``response.failed`` and ``error`` events raise like HTTP errors (an overflow reported
+mid-stream is a ``ContextOverflow`` too). ``Done.response_id`` is the id to pass as
+``previous_response_id`` next turn; usage maps ``input_tokens``/``output_tokens`` to
+``prompt_tokens``/``completion_tokens``. The card fills ``model``, ``temperature`` and
+``max_output_tokens`` when the body leaves them out. Cancel and errors as in
+:mod:`chatkeep.providers.chat`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from . import _errors, _openai
+from ._sdk import cancelled, split_kwargs
+from .cards import Card
+from .events import Done, Event, TextDelta, usage_dict
+
+__all__ = ["prepare_body", "stream"]
+
+
+def prepare_body(card: Card, body: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of ``body`` completed from the card (never mutates ``body``)."""
+    out = dict(body)
+    out.setdefault("model", card.model)
+    if card.temperature is not None:
+        out.setdefault("temperature", card.temperature)
+    if card.max_tokens is not None:
+        out.setdefault("max_output_tokens", card.max_tokens)
+    out["stream"] = card.stream
+    return out
+
+
+def stream(
+    card: Card, body: Mapping[str, Any], *, cancel: threading.Event | None = None
+) -> Iterator[Event]:
+    """Yield the reply to ``body`` from ``card`` as ``TextDelta``s and a final ``Done``."""
+    payload = prepare_body(card, body)
+    if cancelled(cancel):
+        yield Done("", interrupted=True)
+        return
+    client = _openai.client(card)
+    try:
+        create = client.responses.create
+        result = create(**split_kwargs(create, payload))
+        if not card.stream:
+            yield from _single(result, card, cancel)
+        else:
+            yield from _streamed(result, card, cancel)
+    except Exception as exc:
+        raise _openai.translate(exc, card) from exc
+    finally:
+        client.close()
+
+
+def _usage(response: Any) -> dict[str, int] | None:
+    usage = getattr(response, "usage", None)
+    if usage is None:
+        return None
+    return usage_dict(usage.input_tokens, usage.output_tokens)
+
+
+def _single(response: Any, card: Card, cancel: threading.Event | None) -> Iterator[Event]:
+    if getattr(response, "error", None):
+        raise _errors.stream_error(card, _dump(response.error))
+    text = response.output_text or ""
+    if text:
+        yield TextDelta(text)
+    yield Done(
+        text,
+        usage=_usage(response),
+        response_id=response.id,
+        interrupted=cancelled(cancel),
+        finish_reason=response.status,
+    )
+
+
+def _streamed(events: Any, card: Card, cancel: threading.Event | None) -> Iterator[Event]:
+    parts: list[str] = []
+    response_id = None
+    with events:  # closes the HTTP response, also on cancel and errors
+        for event in events:
+            if cancelled(cancel):
+                break
+            kind = getattr(event, "type", "")
+            if kind == "response.output_text.delta":
+                if event.delta:
+                    parts.append(event.delta)
+                    yield TextDelta(event.delta)
+            elif kind in ("response.created", "response.in_progress"):
+                response_id = event.response.id
+            elif kind in ("response.completed", "response.incomplete"):
+                response = event.response
+                yield Done(
+                    "".join(parts),
+                    usage=_usage(response),
+                    response_id=response.id or response_id,
+                    finish_reason=response.status,
+                )
+                return
+            elif kind == "response.failed":
+                raise _errors.stream_error(card, {"error": _dump(event.response.error)})
+            elif kind == "error":
+                raise _errors.stream_error(card, _dump(event))
+            if cancelled(cancel):
+                break
+    if not cancelled(cancel):
+        raise _errors.network_error(card, "the stream ended before response.completed")
+    yield Done("".join(parts), response_id=response_id, interrupted=True)
+
+
+def _dump(obj: Any) -> Any:
+    if obj is None or isinstance(obj, dict):
+        return obj
+    dump = getattr(obj, "model_dump", None)
+    return dump(mode="json", exclude_none=True) if callable(dump) else {"message": str(obj)}
