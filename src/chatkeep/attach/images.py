@@ -1,0 +1,90 @@
+"""Image files and pasted images → a screenshot-style :class:`Extracted`.
+
+- The bytes are validated by decoding them fully with Pillow; bytes that do not decode raise
+  :class:`~chatkeep.errors.AttachError`, whatever the file extension says.
+- PNG, JPEG, WebP and GIF keep their original bytes (every pixel is kept); any other format
+  Pillow can open (BMP, TIFF, ICO, …) is re-encoded losslessly as PNG.
+- The result is ``Extracted(kind="image", text="Screenshot: <name> (<w>×<h>)",
+  images=(data_url,))``.
+
+Pillow is imported lazily inside the functions so ``import chatkeep`` stays fast.
+"""
+
+from __future__ import annotations
+
+import io
+
+from ..errors import AttachError
+from .sources import Extracted, data_url
+
+__all__ = ["KEPT_FORMATS", "extract_image_bytes", "image_to_data_url", "pil_to_data_url"]
+
+#: Pillow format name → MIME subtype of formats stored byte for byte.
+KEPT_FORMATS = {"PNG": "png", "JPEG": "jpeg", "MPO": "jpeg", "WEBP": "webp", "GIF": "gif"}
+
+
+def _open_checked(data: bytes, name: str):
+    """Open and fully decode ``data`` with Pillow; AttachError when it is not an image."""
+    # Pillow is imported lazily: importing chatkeep must not load imaging libraries.
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as probe:
+            probe.verify()
+        img = Image.open(io.BytesIO(data))
+        img.load()
+    except (UnidentifiedImageError, Image.DecompressionBombError) as exc:
+        raise AttachError(
+            f"{name} is not a readable image ({exc.__class__.__name__})",
+            hint="attach a PNG, JPEG, WebP or GIF file",
+        ) from None
+    except (OSError, SyntaxError, ValueError, EOFError) as exc:
+        raise AttachError(
+            f"{name} is a damaged or truncated image: {exc}",
+            hint="re-export or re-capture the image and attach it again",
+        ) from None
+    return img
+
+
+def pil_to_data_url(img) -> str:
+    """Re-encode a Pillow image losslessly as a PNG data URL (modes PNG cannot hold converted)."""
+    if img.mode == "F":
+        img = img.convert("L")
+    elif img.mode not in ("1", "L", "LA", "P", "RGB", "RGBA", "I", "I;16"):
+        has_alpha = "A" in img.getbands() or "transparency" in img.info
+        img = img.convert("RGBA" if has_alpha else "RGB")
+    buf = io.BytesIO()
+    img.save(buf, format="PNG", optimize=False)
+    return data_url(buf.getvalue(), "image/png")
+
+
+def image_to_data_url(data: bytes, name: str = "image") -> tuple[str, str, tuple[int, int]]:
+    """Validate ``data`` and return ``(data_url, fmt, (width, height))``.
+
+    ``fmt`` is ``png``/``jpeg``/``webp``/``gif`` for formats kept as they are, else ``png``.
+    """
+    img = _open_checked(data, name)
+    try:
+        size = img.size
+        kept = KEPT_FORMATS.get(img.format or "")
+        if kept:
+            return data_url(data, f"image/{kept}"), kept, size
+        return pil_to_data_url(img), "png", size
+    finally:
+        img.close()
+
+
+def extract_image_bytes(data: bytes, *, name: str = "pasted image", url: str = "") -> Extracted:
+    """A screenshot-style result for one image (a file's bytes or a pasted image)."""
+    if not data:
+        raise AttachError(f"{name} is empty", hint="attach a non-empty image file")
+    url_, fmt, (w, h) = image_to_data_url(data, name)
+    return Extracted(
+        kind="image",
+        title=name,
+        url=url,
+        text=f"Screenshot: {name} ({w}×{h})",
+        images=(url_,),
+        fmt=fmt,
+        video_src=None,
+    )
