@@ -21,7 +21,7 @@ class SQLiteBackend(Backend):
     def __init__(self, path: str) -> None:
         super().__init__()
         self.path = path
-        self.description = f"sqlite:///{path}" if path != ":memory:" else ":memory:"
+        self.description = f"sqlite://{path}" if path != ":memory:" else ":memory:"
         try:
             if path != ":memory:":
                 parent = os.path.dirname(os.path.abspath(path))
