@@ -173,12 +173,13 @@ class Sessions:
         return None
 
     # -- writes -----------------------------------------------------------------------------
-    def _evict(self, tx: Tx, index: RowList) -> RowList:
+    def _evict(self, tx: Tx, index: RowList, keep: str) -> RowList:
+        """Drop the oldest unpinned rows over ``maxSessions`` (never pinned ones, never ``keep``)."""
         cap = tx.kv_get(["maxSessions"]).get("maxSessions")
         if not isinstance(cap, int) or isinstance(cap, bool) or cap <= 0 or len(index) <= cap:
             return index
         unpinned = sorted(
-            (r for r in index if not r.get("pinned")), key=lambda r: _num(r.get("createdAt"))
+            (r for r in index if not r.get("pinned") and r["id"] != keep), key=lambda r: _num(r.get("createdAt"))
         )
         excess = len(index) - cap
         evict = {r["id"] for r in unpinned[:excess]}
@@ -196,7 +197,7 @@ class Sessions:
             "textDigest": text_digest(live),
         }
         tx.kv_put(body_key(sid), live)
-        index = self._evict(tx, [*self._read_index(tx), row])
+        index = self._evict(tx, [*self._read_index(tx), row], keep=sid)
         tx.kv_put(SESSIONS_INDEX_KEY, index)
         tx.kv_put(ACTIVE_SESSION_KEY, sid)
         return _light(row)
