@@ -159,7 +159,7 @@ def test_anthropic_shape_and_body():
     check_shape(ANTHROPIC, msgs)
     assert msgs[0]["role"] == "user"  # the leading assistant entry is dropped
     roles = [m["role"] for m in msgs]
-    assert all(a != b for a, b in zip(roles, roles[1:]))
+    assert all(a != b for a, b in zip(roles, roles[1:], strict=False))
     image = msgs[0]["content"][1]
     assert image["type"] == "image" and image["source"]["media_type"] == "image/png"
     assert image["source"]["data"] == IMG.split(",", 1)[1]
