@@ -99,11 +99,11 @@ def _clean(text: str) -> str:
     return "\n".join(line.rstrip() for line in text.split("\n")).strip("\n")
 
 
-def _draw_order(page, reader) -> list[str]:
-    """XObject names in the order the page's content stream (and its forms) draws them."""
+def _draw_order(page, reader) -> dict[str, object]:
+    """Image XObjects by name, in the order the page's content stream (and its forms) draws them."""
     from pypdf.generic import ContentStream
 
-    order: list[str] = []
+    order: dict[str, object] = {}
 
     def walk(contents, resources, depth: int) -> None:
         if contents is None or depth > 8:
@@ -124,8 +124,7 @@ def _draw_order(page, reader) -> list[str]:
                 continue
             subtype = xobj.get("/Subtype")
             if subtype == "/Image":
-                if name not in order:
-                    order.append(name)
+                order.setdefault(name, xobj)
             elif subtype == "/Form":
                 inner = xobj.get("/Resources")
                 walk(xobj, inner.get_object() if inner is not None else resources, depth + 1)
@@ -135,8 +134,8 @@ def _draw_order(page, reader) -> list[str]:
     return order
 
 
-def _page_images(page, reader) -> list:
-    """The page's decodable images (pypdf ``ImageFile``) in draw order."""
+def _page_images(page, reader) -> list[tuple[object, object]]:
+    """``(ImageFile, XObject or None)`` of the page's decodable images, in draw order."""
     try:
         images = page.images
         keys = list(images.keys())
@@ -146,18 +145,33 @@ def _page_images(page, reader) -> list:
     for key in keys:
         last = key[-1] if isinstance(key, list | tuple) else key
         by_name.setdefault(str(last), key)
-    ordered = [n for n in _draw_order(page, reader) if n in by_name]
-    ordered += [n for n in by_name if n not in ordered]
+    drawn = _draw_order(page, reader)
+    ordered = [n for n in drawn if n in by_name] + [n for n in by_name if n not in drawn]
     out = []
     for name in ordered:
         try:
-            out.append(images[by_name[name]])
+            out.append((images[by_name[name]], drawn.get(name)))
         except Exception:  # unsupported filter / undecodable stream: skip the figure
             continue
     return out
 
 
-def _figure_data_url(image_file) -> str | None:
+def _raw_jpeg(xobj) -> bytes | None:
+    """The embedded JPEG stream as it is, when it can be shown without any PDF-side processing."""
+    if xobj is None:
+        return None
+    try:
+        filters = xobj.get("/Filter")
+        last = filters[-1] if isinstance(filters, list) else filters
+        if last != "/DCTDecode" or "/SMask" in xobj or "/Mask" in xobj or "/Decode" in xobj:
+            return None
+        data = xobj.get_data()
+    except Exception:
+        return None
+    return bytes(data) if data[:2] == b"\xff\xd8" else None
+
+
+def _figure_data_url(image_file, xobj) -> str | None:
     """A PNG or JPEG data URL of one embedded image; ``None`` when it is a decoration or broken."""
     try:
         img = image_file.image
@@ -167,8 +181,9 @@ def _figure_data_url(image_file) -> str | None:
         if w < MIN_FIGURE_EDGE or h < MIN_FIGURE_EDGE:
             return None
         if str(image_file.name).lower().endswith((".jpg", ".jpeg")):
-            if img.mode in ("RGB", "L"):
-                return data_url(bytes(image_file.data), "image/jpeg")
+            raw = _raw_jpeg(xobj) if img.mode in ("RGB", "L") else None
+            if raw is not None:
+                return data_url(raw, "image/jpeg")  # the original JPEG, never re-compressed
             buf = io.BytesIO()
             img.convert("RGB").save(buf, format="JPEG", quality=92)
             return data_url(buf.getvalue(), "image/jpeg")
@@ -239,8 +254,8 @@ def extract_pdf_bytes(
         if len(images) >= max_figures:
             continue
         found: list[str] = []
-        for image_file in _page_images(page, reader):
-            url_ = _figure_data_url(image_file)
+        for image_file, xobj in _page_images(page, reader):
+            url_ = _figure_data_url(image_file, xobj)
             if url_ is None:
                 continue
             digest = hashlib.sha256(url_.encode("ascii")).hexdigest()

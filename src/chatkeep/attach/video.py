@@ -85,18 +85,26 @@ def _clean_cue_line(line: str) -> str:
     return _WS_RE.sub(" ", line).strip()
 
 
-def _blocks(text: str) -> list[list[str]]:
-    out: list[list[str]] = []
-    cur: list[str] = []
-    for line in text.splitlines():
-        if line.strip():
-            cur.append(line)
-        elif cur:
-            out.append(cur)
-            cur = []
-    if cur:
-        out.append(cur)
-    return out
+def _raw_cues(text: str) -> list[tuple[int, list[str]]]:
+    """``[(start_seconds, raw_lines)]``: a timing line opens a cue, an empty line closes it.
+
+    Only truly empty lines end a cue (auto-generated VTT has whitespace-only cue lines); an SRT
+    index left over before the next timing line is dropped.
+    """
+    cues: list[tuple[int, list[str]]] = []
+    current: list[str] | None = None
+    for line in text.split("\n"):
+        m = _TIMING_RE.match(line)
+        if m:
+            if current and current[-1].strip().isdigit():
+                current.pop()
+            current = []
+            cues.append((_seconds(m.groups()[:3]), current))
+        elif line == "":
+            current = None
+        elif current is not None:
+            current.append(line)
+    return cues
 
 
 def parse_transcript(text: str) -> tuple[str, list[tuple[int, str]], str]:
@@ -111,24 +119,16 @@ def parse_transcript(text: str) -> tuple[str, list[tuple[int, str]], str]:
     header_title = ""
     if fmt == "vtt":
         rest = first[len("WEBVTT") :].strip(" \t-")
-        header_title = rest.strip()
+        header_title = "" if rest.upper() == "FILE" else rest
     cues: list[tuple[int, str]] = []
     previous: list[str] = []  # lines of the previous cue: rolling captions repeat them
-    for block in _blocks(text):
-        timing_at = next((i for i, ln in enumerate(block[:3]) if _TIMING_RE.match(ln)), None)
-        if timing_at is None:
-            continue  # WEBVTT header, NOTE, STYLE, REGION or a stray line
-        m = _TIMING_RE.match(block[timing_at])
-        assert m is not None
-        start = _seconds(m.groups()[:4])
-        lines = [_clean_cue_line(ln) for ln in block[timing_at + 1 :]]
-        lines = [ln for ln in lines if ln]
+    for start, raw in _raw_cues(text):
+        lines = [ln for ln in (_clean_cue_line(r) for r in raw) if ln]
         fresh = [ln for ln in lines if ln not in previous]
         if lines:
             previous = lines
-        if not fresh:
-            continue
-        cues.append((start, " ".join(fresh)))
+        if fresh:
+            cues.append((start, " ".join(fresh)))
     return fmt, cues, header_title
 
 
