@@ -1,0 +1,1 @@
+"""Benchmarks: runnable modules that print tables (`python -m bench.<name>`)."""
