@@ -5,10 +5,10 @@ from __future__ import annotations
 import copy
 
 import pytest
-from factories import image_entry, png_data_url, user
 
 import chatkeep
 from chatkeep import DEFAULTS, GET_ALL_KEYS, InvalidValue
+from factories import image_entry, png_data_url, user
 
 
 def test_get_single_and_many(store: chatkeep.Store) -> None:

@@ -6,10 +6,10 @@ import threading
 import time
 
 import pytest
-from factories import assistant, attachment, image_entry, png_data_url, user
 
 import chatkeep
 from chatkeep import BROWSA_PAGE_CONTEXT_PREFIX, InvalidEntry
+from factories import assistant, attachment, image_entry, png_data_url, user
 
 BAD_ENTRIES = [
     ("role", {"role": "system", "content": "x"}),

@@ -5,10 +5,10 @@ from __future__ import annotations
 import datetime as dt
 
 import pytest
-from factories import assistant, attachment, image_entry, png_data_url, user
 
 import chatkeep
 from chatkeep import InvalidEntry, InvalidValue
+from factories import assistant, attachment, image_entry, png_data_url, user
 
 
 def _live(store: chatkeep.Store, *texts: str) -> None:

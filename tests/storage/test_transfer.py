@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from factories import assistant, attachment, image_entry, png_data_url, user
 
 import chatkeep
 from chatkeep import BROWSA_PAGE_CONTEXT_PREFIX, InvalidEntry, InvalidValue, StoreError
+from factories import assistant, attachment, image_entry, png_data_url, user
 
 
 def _populate(store: chatkeep.Store) -> None:
