@@ -106,16 +106,40 @@ def decode_text(data: bytes, declared: str | None = None) -> str:
         return data.decode("utf-8")
     except UnicodeDecodeError:
         pass
+    guess = _guess_encoding(data)
+    if guess:
+        return data.decode(guess, errors="replace")
+    return data.decode("utf-8", errors="replace")
+
+
+_CJK_CODECS = ("gb18030", "gbk", "gb2312", "big5", "big5hkscs", "shift_jis", "cp932", "euc_jp",
+               "euc_kr", "cp949")
+_LATIN_CODECS = ("cp1250", "cp1257", "cp775", "cp852", "iso8859_2", "iso8859_10", "iso8859_13",
+                 "iso8859_15", "latin_1", "mac_latin2", "mac_roman")
+
+
+def _guess_encoding(data: bytes) -> str | None:
+    """charset_normalizer's guess, nudged towards the codecs an ambiguous short text most likely uses.
+
+    Short samples are ambiguous between single-byte code pages; a CJK codec that decodes the
+    bytes is preferred over a single-byte guess, and Windows-1252 over other Latin code pages.
+    """
     try:
         # charset_normalizer comes with the attach extras; imported lazily to keep import cheap.
         from charset_normalizer import from_bytes
-
-        best = from_bytes(data).best()
-        if best is not None:
-            return str(best)
     except ImportError:  # pragma: no cover - only without the attach extras
-        pass
-    return data.decode("utf-8", errors="replace")
+        return None
+    matches = [m.encoding for m in from_bytes(data)]
+    if not matches:
+        return None
+    best = matches[0]
+    if best not in _CJK_CODECS:
+        cjk = next((c for c in matches[:6] if c in _CJK_CODECS), None)
+        if cjk:
+            return cjk
+    if best in _LATIN_CODECS and "cp1252" in matches[:6]:
+        return "cp1252"
+    return best
 
 
 _ATX_RE = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
