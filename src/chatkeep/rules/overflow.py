@@ -15,7 +15,8 @@ Order of evidence:
 
 1. structured signals — an error ``code``/``type`` equal to ``context_length_exceeded`` (OpenAI,
    Azure) or ``exceed_context_size_error`` (llama.cpp server), or HTTP status 413 (request too
-   large, Anthropic and proxies);
+   large: proxies, and Anthropic, whose 413 body carries the type ``request_too_large`` — that
+   type counts as the 413 even when the status is not at hand);
 2. only then a case-insensitive search of the message text for exactly the phrases listed in the
    spec (:data:`OVERFLOW_PATTERNS`), including the Chinese wordings.
 
@@ -32,7 +33,9 @@ from typing import Any
 __all__ = ["OVERFLOW_CODES", "OVERFLOW_PATTERNS", "is_context_overflow"]
 
 #: Error codes / types that mean "the prompt does not fit", whatever the message says.
-OVERFLOW_CODES: frozenset[str] = frozenset({"context_length_exceeded", "exceed_context_size_error"})
+OVERFLOW_CODES: frozenset[str] = frozenset(
+    {"context_length_exceeded", "exceed_context_size_error", "request_too_large"}
+)
 
 #: HTTP status that always means the request was too large.
 _OVERFLOW_STATUS = 413

@@ -1,0 +1,355 @@
+"""Wire shapes of the loopback provider server: scripted replies and the three APIs' bodies.
+
+Scripted reply types (:class:`Text`, :class:`HttpError`, :class:`StyledError`, :class:`Drop`,
+:class:`StreamFailure`) and the renderers that turn a :class:`Text` into each API's real
+response: a full JSON object (``FULL[style]``) or a sequence of SSE events (``STREAM[style]``,
+yielding ``(is_text_chunk, bytes)`` so the server can count, delay or cut text chunks), and
+``failure_event(style, body)`` for an error reported inside a 200 stream. Styles are ``chat``,
+``responses`` and ``messages`` (Anthropic).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+# --------------------------------------------------------------------------- replies
+
+
+@dataclass(frozen=True)
+class Text:
+    """A successful reply. ``chunks`` default: the text split after each space."""
+
+    text: str = "Hello from the loopback server."
+    chunks: Sequence[str] | None = None
+    delay: float = 0.0
+    prompt_tokens: int | None = None  # None: estimated from the request body
+    completion_tokens: int | None = None  # None: one per chunk
+    response_id: str | None = None
+    stop_reason: str | None = None  # None: the style's normal end ("stop", "end_turn")
+
+    def pieces(self) -> list[str]:
+        if self.chunks is not None:
+            return list(self.chunks)
+        words = self.text.split(" ")
+        return [w + " " for w in words[:-1]] + [words[-1]] if self.text else []
+
+
+@dataclass(frozen=True)
+class HttpError:
+    """An HTTP error response; ``body`` is JSON-encoded unless it is ``str``/``bytes``."""
+
+    status: int
+    body: Any
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StyledError:
+    """An error whose body takes the Anthropic shape on ``/messages``, else the OpenAI shape."""
+
+    kind: str  # rate_limit | server | auth | not_found
+
+
+@dataclass(frozen=True)
+class Drop:
+    """Close the connection: before any response (``None``) or after ``after_chunks`` chunks."""
+
+    after_chunks: int | None = None
+    text: Text = Text("this reply will be cut off before it ends")
+
+
+@dataclass(frozen=True)
+class StreamFailure:
+    """HTTP 200, ``after_chunks`` text chunks, then the style's in-stream error event."""
+
+    body: Mapping[str, Any]
+    after_chunks: int = 0
+    text: Text = Text("partial text before the failure")
+
+
+Reply = Text | HttpError | StyledError | Drop | StreamFailure
+
+
+def estimate_prompt_tokens(body: Any) -> int:
+    """What the fake model "reads": characters of every string in the prompt fields / 4."""
+    if not isinstance(body, Mapping):
+        return 0
+    total = 0
+
+    def walk(value: Any) -> None:
+        nonlocal total
+        if isinstance(value, str):
+            total += len(value)
+        elif isinstance(value, Mapping):
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list):
+            for v in value:
+                walk(v)
+
+    for key in ("messages", "input", "system", "instructions"):
+        walk(body.get(key))
+    return max(1, total // 4)
+
+
+def sse(data: Mapping[str, Any] | str, event: str | None = None) -> bytes:
+    payload = data if isinstance(data, str) else json.dumps(data)
+    head = f"event: {event}\n" if event else ""
+    return f"{head}data: {payload}\n\n".encode()
+
+
+def _usage(body: Mapping[str, Any], text: Text, pieces: list[str]) -> tuple[int, int]:
+    prompt = text.prompt_tokens if text.prompt_tokens is not None else estimate_prompt_tokens(body)
+    completion = text.completion_tokens if text.completion_tokens is not None else len(pieces)
+    return prompt, completion
+
+
+# --------------------------------------------------------------------------- chat completions
+
+
+def _chat_full(body: Mapping[str, Any], reply: Text) -> dict[str, Any]:
+    prompt, completion = _usage(body, reply, reply.pieces())
+    return {
+        "id": reply.response_id or "chatcmpl-" + uuid.uuid4().hex[:24],
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model", ""),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.text, "refusal": None},
+                "logprobs": None,
+                "finish_reason": reply.stop_reason or "stop",
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
+        "system_fingerprint": "fp_loopback",
+    }
+
+
+def _chat_stream(body: Mapping[str, Any], reply: Text) -> Iterator[tuple[bool, bytes]]:
+    rid = reply.response_id or "chatcmpl-" + uuid.uuid4().hex[:24]
+    created = int(time.time())
+    pieces = reply.pieces()
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {
+            "id": rid,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": body.get("model", ""),
+            "system_fingerprint": "fp_loopback",
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        }
+
+    yield False, sse(chunk({"role": "assistant", "content": "", "refusal": None}))
+    for piece in pieces:
+        yield True, sse(chunk({"content": piece}))
+    yield False, sse(chunk({}, reply.stop_reason or "stop"))
+    options = body.get("stream_options") or {}
+    if isinstance(options, Mapping) and options.get("include_usage"):
+        prompt, completion = _usage(body, reply, pieces)
+        final = chunk({})
+        final["choices"] = []
+        final["usage"] = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+        yield False, sse(final)
+    yield False, sse("[DONE]")
+
+
+# --------------------------------------------------------------------------- responses
+
+
+def _response_object(
+    body: Mapping[str, Any], rid: str, status: str, text: str | None, usage: Any
+) -> dict[str, Any]:
+    output = []
+    if text is not None:
+        output = [
+            {
+                "id": "msg_" + rid[5:],
+                "type": "message",
+                "status": "completed",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": text, "annotations": []}],
+            }
+        ]
+    return {
+        "id": rid,
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": status,
+        "error": None,
+        "incomplete_details": None,
+        "instructions": body.get("instructions"),
+        "model": body.get("model", ""),
+        "output": output,
+        "parallel_tool_calls": True,
+        "previous_response_id": body.get("previous_response_id"),
+        "store": True,
+        "temperature": body.get("temperature", 1.0),
+        "tool_choice": "auto",
+        "tools": [],
+        "top_p": 1.0,
+        "truncation": "disabled",
+        "usage": usage,
+        "metadata": {},
+    }
+
+
+def _responses_usage(prompt: int, completion: int) -> dict[str, Any]:
+    return {
+        "input_tokens": prompt,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": completion,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": prompt + completion,
+    }
+
+
+def _responses_full(body: Mapping[str, Any], reply: Text) -> dict[str, Any]:
+    rid = reply.response_id or "resp_" + uuid.uuid4().hex
+    prompt, completion = _usage(body, reply, reply.pieces())
+    return _response_object(
+        body, rid, "completed", reply.text, _responses_usage(prompt, completion)
+    )
+
+
+def _responses_stream(body: Mapping[str, Any], reply: Text) -> Iterator[tuple[bool, bytes]]:
+    rid = reply.response_id or "resp_" + uuid.uuid4().hex
+    item_id = "msg_" + rid[5:]
+    seq = iter(range(1_000_000))
+    pieces = reply.pieces()
+
+    def ev(kind: str, **fields: Any) -> bytes:
+        return sse({"type": kind, "sequence_number": next(seq), **fields}, kind)
+
+    yield (
+        False,
+        ev("response.created", response=_response_object(body, rid, "in_progress", None, None)),
+    )
+    yield (
+        False,
+        ev("response.in_progress", response=_response_object(body, rid, "in_progress", None, None)),
+    )
+    item = {"id": item_id, "type": "message", "status": "in_progress", "role": "assistant"}
+    yield False, ev("response.output_item.added", output_index=0, item={**item, "content": []})
+    where = {"item_id": item_id, "output_index": 0, "content_index": 0}
+    part = {"type": "output_text", "text": "", "annotations": []}
+    yield False, ev("response.content_part.added", **where, part=part)
+    for piece in pieces:
+        yield True, ev("response.output_text.delta", **where, delta=piece, logprobs=[])
+    yield False, ev("response.output_text.done", **where, text=reply.text, logprobs=[])
+    yield False, ev("response.content_part.done", **where, part={**part, "text": reply.text})
+    done_item = {
+        **item,
+        "status": "completed",
+        "content": [{"type": "output_text", "text": reply.text, "annotations": []}],
+    }
+    yield False, ev("response.output_item.done", output_index=0, item=done_item)
+    prompt, completion = _usage(body, reply, pieces)
+    final = _response_object(
+        body, rid, "completed", reply.text, _responses_usage(prompt, completion)
+    )
+    yield False, ev("response.completed", response=final)
+
+
+# --------------------------------------------------------------------------- anthropic messages
+
+
+def _anthropic_usage(prompt: int, completion: int) -> dict[str, Any]:
+    return {
+        "input_tokens": prompt,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+        "output_tokens": completion,
+    }
+
+
+def _messages_full(body: Mapping[str, Any], reply: Text) -> dict[str, Any]:
+    prompt, completion = _usage(body, reply, reply.pieces())
+    return {
+        "id": reply.response_id or "msg_" + uuid.uuid4().hex[:24],
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", ""),
+        "content": [{"type": "text", "text": reply.text}],
+        "stop_reason": reply.stop_reason or "end_turn",
+        "stop_sequence": None,
+        "usage": _anthropic_usage(prompt, completion),
+    }
+
+
+def _messages_stream(body: Mapping[str, Any], reply: Text) -> Iterator[tuple[bool, bytes]]:
+    pieces = reply.pieces()
+    prompt, completion = _usage(body, reply, pieces)
+    message = {
+        "id": reply.response_id or "msg_" + uuid.uuid4().hex[:24],
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", ""),
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": _anthropic_usage(prompt, 1),
+    }
+    yield False, sse({"type": "message_start", "message": message}, "message_start")
+    block = {
+        "type": "content_block_start",
+        "index": 0,
+        "content_block": {"type": "text", "text": ""},
+    }
+    yield False, sse(block, "content_block_start")
+    yield False, sse({"type": "ping"}, "ping")
+    for piece in pieces:
+        delta = {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "text_delta", "text": piece},
+        }
+        yield True, sse(delta, "content_block_delta")
+    yield False, sse({"type": "content_block_stop", "index": 0}, "content_block_stop")
+    end = {
+        "type": "message_delta",
+        "delta": {"stop_reason": reply.stop_reason or "end_turn", "stop_sequence": None},
+        "usage": {"output_tokens": completion},
+    }
+    yield False, sse(end, "message_delta")
+    yield False, sse({"type": "message_stop"}, "message_stop")
+
+
+def failure_event(style: str, body: Mapping[str, Any]) -> bytes:
+    """The style's own way to report an error inside a 200 stream."""
+    if style == "chat":
+        return sse(dict(body))  # {"error": {...}} as a data line
+    if style == "responses":
+        error = body.get("error", body)
+        response = {
+            "id": "resp_" + uuid.uuid4().hex,
+            "object": "response",
+            "status": "failed",
+            "error": {"code": error.get("code"), "message": error.get("message")},
+            "output": [],
+            "usage": None,
+        }
+        return sse(
+            {"type": "response.failed", "sequence_number": 99, "response": response},
+            "response.failed",
+        )
+    return sse(dict(body), "error")
+
+
+FULL = {"chat": _chat_full, "responses": _responses_full, "messages": _messages_full}
+STREAM = {"chat": _chat_stream, "responses": _responses_stream, "messages": _messages_stream}
