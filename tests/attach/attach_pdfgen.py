@@ -93,3 +93,20 @@ def many_figures_pdf(tmp: Path, count: int) -> bytes:
         c.showPage()
     c.save()
     return buf.getvalue()
+
+
+def two_figures_pdf(tmp: Path, first: str, second: str) -> tuple[bytes, dict[str, Figure]]:
+    """One page drawing figure ``first`` then ``second`` (keys ``X``/``Y``), captions in that order."""
+    figs = {
+        "X": make_image(tmp / "x.png", (200, 0, 200), size=(100, 60)),
+        "Y": make_image(tmp / "y.png", (0, 200, 200), size=(60, 100)),
+    }
+    buf = io.BytesIO()
+    c = canvas.Canvas(buf, pagesize=A4)
+    c.drawImage(str(figs[first].path), 72, 600, width=100, height=100)
+    c.drawString(72, 580, f"Figure 1: figure {first}")
+    c.drawImage(str(figs[second].path), 72, 400, width=100, height=100)
+    c.drawString(72, 380, f"Figure 2: figure {second}")
+    c.showPage()
+    c.save()
+    return buf.getvalue(), figs

@@ -129,6 +129,13 @@ def http_server() -> Iterator[LoopbackServer]:
     srv.add("/old-link", Route(301, {"Location": "/news/night-trains"}))
     srv.add("/gone", Route(410, {"Content-Type": "text/html"}, b"<h1>Gone</h1>"))
     srv.add("/broken", Route(500, {"Content-Type": "text/plain"}, b"boom"))
+    srv.add(
+        "/footer-only.html",
+        Route(200, {"Content-Type": "text/html; charset=utf-8"},
+              b"<html><head><title>Opening hours</title><script>var SCRIPT_MARKER=1;</script></head>"
+              b"<body><footer><p>Monday to Friday, 9 to 17.</p><p>Closed on public holidays.</p>"
+              b"</footer></body></html>"),
+    )
     srv.add("/empty.html", Route(200, {"Content-Type": "text/html"}, b"<html><head></head><body></body></html>"))
     srv.add(
         "/huge-declared",

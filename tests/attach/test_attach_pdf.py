@@ -8,12 +8,12 @@ import re
 import shutil
 
 import pytest
-from attach_pdfgen import figures_pdf, many_figures_pdf, text_pdf
+from attach_pdfgen import figures_pdf, many_figures_pdf, text_pdf, two_figures_pdf
 from PIL import Image
 from pypdf import PdfReader, PdfWriter
 
 from chatkeep.attach import extract_file, extract_pdf_bytes
-from chatkeep.attach.pdf import FIGURES_INTRO, figures_section
+from chatkeep.attach.pdf import FIGURES_INTRO, _page_captions, figures_section
 from chatkeep.errors import AttachError
 from chatkeep.rules.entries import validate_entry
 from chatkeep.rules.labels import parse_figure_labels
@@ -97,6 +97,24 @@ def test_result_fields_and_valid_entry(figures):
         {"type": "image_url", "image_url": {"url": u}} for u in ex.images
     ]
     validate_entry({"role": "user", "content": content})
+
+
+@pytest.mark.parametrize("order", [("X", "Y"), ("Y", "X")])
+def test_figures_follow_draw_order_on_a_page(tmp_path, order):
+    """On one page, figures come in the order the page draws them, whatever their resource names."""
+    data, figs = two_figures_pdf(tmp_path, *order)
+    ex = extract_pdf_bytes(data, name="two.pdf")
+    assert [_decode(u).size for u in ex.images] == [figs[k].size for k in order]
+    assert ex.captions == (f"Figure 1: figure {order[0]}", f"Figure 2: figure {order[1]}")
+
+
+def test_punctuated_captions_preferred_over_prose():
+    """'Figure 2 shows …' prose is not a caption when punctuated captions cover the figures."""
+    text = "Figure 2 shows the rig from above.\nFigure 1: The rig\nFIG. 2 — Close-up\nFigure 3 extra"
+    assert _page_captions(text, 2) == ["Figure 1: The rig", "FIG. 2 — Close-up"]
+    assert _page_captions(text, 3) == ["Figure 1: The rig", "FIG. 2 — Close-up", "Figure 3 extra"]
+    assert _page_captions("图 3：训练流程\n正文", 1) == ["图 3：训练流程"]
+    assert _page_captions("no captions here", 2) == []
 
 
 def test_max_chars_cuts_body_but_keeps_figures_section(figures):

@@ -165,3 +165,10 @@ def test_page_without_text(http_server):
     with pytest.raises(AttachError, match="no readable text") as err:
         extract_url(http_server.url("/empty.html"))
     assert "JavaScript" in err.value.hint
+
+
+def test_fallback_to_visible_text(http_server):
+    """When trafilatura finds no article, all visible text is used, one line per block, no scripts."""
+    ex = extract_url(http_server.url("/footer-only.html"))
+    assert ex.text == "Monday to Friday, 9 to 17.\nClosed on public holidays."
+    assert ex.title == "Opening hours"

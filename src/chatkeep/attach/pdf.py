@@ -11,7 +11,8 @@ Contract of :func:`extract_pdf_bytes`:
   re-encoded as PNG. At most ``max_figures`` are kept.
 - Captions: on each page, lines like ``Figure 3: …``, ``Fig. 3. …`` or ``图 3：…`` label that
   page's figures in order; captions without punctuation after the number (``Figure 3 …``) are
-  used only when the punctuated ones do not cover every figure of the page. A figure without a
+  used only when the punctuated ones do not cover every figure of the page, and only for
+  numbers no punctuated caption has. A figure without a
   caption is labelled ``Figure on page N``.
 - When there are figures, the text ends with (SPEC §3.2)::
 
@@ -206,7 +207,11 @@ def _page_captions(text: str, count: int) -> list[str]:
         m = _WEAK_CAPTION_RE.match(line)
         if m:
             weak.append((i, m.group(1), line))
-    pool = strong if len(strong) >= count else sorted(strong + weak)
+    if len(strong) >= count:
+        pool = strong
+    else:  # unpunctuated ones fill in, but never for a number a punctuated caption already has
+        covered = {number.lower() for _, number, _ in strong}
+        pool = sorted(strong + [w for w in weak if w[1].lower() not in covered])
     seen: set[str] = set()
     out: list[str] = []
     for _, number, line in pool:

@@ -5,8 +5,8 @@ Contract of :func:`extract_url`:
 - Only ``http``/``https`` URLs. The fetch follows redirects, gives up after ``timeout`` seconds
   in total (connect, headers and body together), and stops reading past ``max_bytes``.
 - By content type: HTML/XHTML → main text extracted with trafilatura (Markdown-ish: headings,
-  lists, tables, code), falling back to the page's plain visible text when trafilatura finds no
-  article; ``text/plain`` and Markdown → the text as it is; PDF → the PDF path
+  lists, tables, code), falling back to all visible text of the page (one line per block) when
+  trafilatura finds no article; ``text/plain`` and Markdown → the text as it is; PDF → the PDF path
   (:mod:`chatkeep.attach.pdf`), also when a server labels a PDF ``application/octet-stream``.
   Anything else raises :class:`~chatkeep.errors.AttachError` ("unsupported content type …").
 - Title: trafilatura's metadata title, else ``<title>``, else the first Markdown heading (text),
@@ -74,6 +74,30 @@ def _tidy(text: str) -> str:
     return _BLANKS_RE.sub("\n\n", "\n".join(out)).strip()
 
 
+_BLOCK_TAGS = (
+    "p", "div", "section", "article", "main", "header", "footer", "nav", "aside", "li", "tr",
+    "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "table", "ul", "ol", "dl", "dt",
+    "dd", "br", "hr", "figcaption", "address", "form",
+)
+
+
+def _visible_text(html: str) -> str:
+    """All visible text of a page, one line per block (the fallback when no article is found)."""
+    # lxml is imported lazily (it comes with trafilatura): importing chatkeep must stay light.
+    import lxml.html
+
+    try:
+        doc = lxml.html.document_fromstring(html)
+    except Exception:  # empty or unparsable document
+        return ""
+    for el in doc.xpath("//script|//style|//noscript|//template|//head|//svg"):
+        el.drop_tree()
+    for el in doc.iter(*_BLOCK_TAGS):
+        el.tail = "\n" + (el.tail or "")
+    lines = (" ".join(line.split()) for line in doc.text_content().splitlines())
+    return "\n".join(line for line in lines if line)
+
+
 def extract_html(html: str, *, url: str | None = None) -> tuple[str, str]:
     """``(title, main_text)`` of an HTML document; either may be ``""``."""
     # trafilatura (and lxml under it) are imported lazily: importing chatkeep must stay light.
@@ -96,10 +120,7 @@ def extract_html(html: str, *, url: str | None = None) -> tuple[str, str]:
     except Exception:  # a page that breaks the article extractor still has visible text
         text = ""
     if not text.strip():
-        try:
-            text = trafilatura.html2txt(html) or ""
-        except Exception:
-            text = ""
+        text = _visible_text(html)
     title = ""
     try:
         meta = trafilatura.extract_metadata(html, default_url=url)
