@@ -7,6 +7,7 @@ lazily by the functions that need them so ``import chatkeep`` stays fast.
 
 from __future__ import annotations
 
+from ._version import __version__
 from .constants import (
     BROWSA_PAGE_CONTEXT_PREFIX,
     DEFAULTS,
@@ -25,8 +26,6 @@ from .errors import (
 )
 from .rules.entries import is_attachment, validate_entry
 from .store import Store, open
-
-__version__ = "0.1.0"
 
 __all__ = [
     "BROWSA_PAGE_CONTEXT_PREFIX",

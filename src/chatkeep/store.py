@@ -140,9 +140,7 @@ class Store:
             nonlocal changed
             result = stamp_images_seen(entries)
             if result is not None:
-                changed = sum(
-                    1 for a, b in zip(entries, result, strict=True) if a.get("imagesSeen") != b.get("imagesSeen")
-                )
+                changed = sum(1 for a, b in zip(entries, result, strict=True) if a is not b)
             return result
 
         self.history.mutate(fn)

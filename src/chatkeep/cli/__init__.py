@@ -1,0 +1,1 @@
+"""The ``chatkeep`` command line: a thin shell over the public library API."""

@@ -1,0 +1,102 @@
+"""Shared output helpers: stable JSON, and human renderings that never print base64."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import sys
+from typing import Any
+
+from ..rules.entries import image_part_url, is_attachment, is_image_part, is_text_part
+
+
+def echo_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+
+
+def image_info(url: str) -> dict[str, Any]:
+    """``{"type": "image", "mime", "width", "height", "bytes"}`` for a data URL (no pixels)."""
+    mime = url[5 : url.find(";")] if url.startswith("data:") else "unknown"
+    payload = url.split(",", 1)[1] if "," in url else ""
+    try:
+        raw = base64.b64decode(payload, validate=False)
+    except (binascii.Error, ValueError):
+        raw = b""
+    width = height = None
+    try:
+        import io
+
+        from PIL import Image  # lazy: only `history` output needs image sizes
+
+        with Image.open(io.BytesIO(raw)) as img:
+            width, height = img.size
+    except Exception:  # noqa: BLE001 - an undecodable image is shown without a size
+        pass
+    return {"type": "image", "mime": mime, "width": width, "height": height, "bytes": len(raw)}
+
+
+def human_size(n: int) -> str:
+    if n < 1024:
+        return f"{n} B"
+    if n < 1024 * 1024:
+        return f"{round(n / 1024)} KB"
+    return f"{n / (1024 * 1024):.1f} MB"
+
+
+def image_label(info: dict[str, Any]) -> str:
+    kind = info["mime"].split("/")[-1]
+    size = f"{info['width']}×{info['height']} " if info["width"] else ""
+    return f"[image {size}{kind}, {human_size(info['bytes'])}]"
+
+
+def attachment_meta(text: str) -> dict[str, Any]:
+    title = url = ""
+    for line in text.split("\n")[:6]:
+        if line.startswith("Title: ") and not title:
+            title = line[7:]
+        elif line.startswith("URL: ") and not url:
+            url = line[5:]
+    return {"title": title, "url": url, "chars": len(text)}
+
+
+def entry_view(index: int, entry: dict[str, Any]) -> dict[str, Any]:
+    """The JSON view of one entry: text parts as text, images as their sizes, flags kept."""
+    content = entry.get("content")
+    parts: list[dict[str, Any]] = []
+    if isinstance(content, str):
+        parts.append({"type": "text", "text": content})
+    elif isinstance(content, list):
+        for p in content:
+            if is_text_part(p):
+                parts.append({"type": "text", "text": p.get("text", "")})
+            elif is_image_part(p):
+                parts.append(image_info(image_part_url(p)))
+    view: dict[str, Any] = {"index": index, "role": entry.get("role"), "content": parts}
+    if is_attachment(entry):
+        first = next((p["text"] for p in parts if p["type"] == "text"), "")
+        view["attachment"] = attachment_meta(first)
+    for key in ("attachId", "videoSrc", "imagesSeen", "summarized", "interrupted", "provider"):
+        if key in entry:
+            view[key] = entry[key]
+    return view
+
+
+def render_entry(view: dict[str, Any]) -> str:
+    """One line (or a few) for people: attachments as chips, images as sizes."""
+    head = f"#{view['index']} {view['role']}"
+    flags = [k for k in ("imagesSeen", "summarized", "interrupted") if view.get(k)]
+    if flags:
+        head += " (" + ", ".join(flags) + ")"
+    if "attachment" in view:
+        a = view["attachment"]
+        images = [image_label(p) for p in view["content"] if p["type"] == "image"]
+        chip = f"[attached: {a['title'] or a['url'] or 'page'}"
+        if a["url"]:
+            chip += f" — {a['url']}"
+        chip += f", {a['chars']:,} chars" + (f", {len(images)} images" if images else "") + "]"
+        return f"{head}: {chip}"
+    pieces = []
+    for p in view["content"]:
+        pieces.append(p["text"] if p["type"] == "text" else image_label(p))
+    return f"{head}: " + " ".join(pieces)

@@ -1,0 +1,159 @@
+"""``chatkeep sessions …``: the drawer (SPEC §4)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import click
+
+from ..errors import ChatkeepError, InvalidValue
+from .context import pass_ctx
+from .output import echo_json, entry_view, render_entry
+
+
+class NotFound(ChatkeepError):
+    """A session id that is not in the drawer."""
+
+
+def _when(ms: object) -> str:
+    if not isinstance(ms, int | float):
+        return "?"
+    return dt.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M")
+
+
+def _missing(session_id: str) -> NotFound:
+    return NotFound(
+        f"no saved session with id {session_id!r}",
+        hint="list ids with `chatkeep sessions list`",
+    )
+
+
+@click.group("sessions")
+def sessions_group() -> None:
+    """Saved sessions: list/search, save, new, load, rename, pin, delete, show."""
+
+
+@sessions_group.command("list")
+@click.argument("query", required=False, default="")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (stable schema).")
+@pass_ctx
+def list_cmd(ctx, query: str, as_json: bool) -> None:  # noqa: ANN001
+    """List saved sessions, pinned first then newest; QUERY searches names and text."""
+    rows = ctx.store().sessions.list(query)
+    if as_json:
+        echo_json(rows)
+        return
+    if not rows:
+        click.echo("(no matching sessions)" if query.strip() else "(no saved sessions)")
+        return
+    from rich.console import Console  # lazy: rich only for tables
+    from rich.table import Table
+
+    table = Table(box=None, header_style="bold")
+    for col in ("id", "name", "created", "pinned") + (("match",) if query.strip() else ()):
+        table.add_column(col)
+    for r in rows:
+        cells = [r["id"], r["name"], _when(r["createdAt"]), "★" if r["pinned"] else ""]
+        if query.strip():
+            cells.append("content" if r.get("contentMatch") else "name")
+        table.add_row(*cells)
+    Console().print(table)
+
+
+@sessions_group.command("save")
+@click.argument("name", required=False)
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def save_cmd(ctx, name: str | None, as_json: bool) -> None:  # noqa: ANN001
+    """Save the live conversation as a new session (NAME or an automatic name)."""
+    row = ctx.store().sessions.save(name)
+    if row is None:
+        raise InvalidValue("the live history is empty; there is nothing to save", hint="chat or attach something first")
+    echo_json(row) if as_json else click.echo(f"saved {row['id']}  {row['name']}")
+
+
+@sessions_group.command("new")
+@click.option("--json", "as_json", is_flag=True)
+@pass_ctx
+def new_cmd(ctx, as_json: bool) -> None:  # noqa: ANN001
+    """Save the live conversation (back into its session if loaded) and start an empty one."""
+    row = ctx.store().sessions.new()
+    if as_json:
+        echo_json(row)
+    elif row is None:
+        click.echo("the live history was already empty")
+    else:
+        click.echo(f"saved {row['id']}  {row['name']}; started a new conversation")
+
+
+@sessions_group.command("load")
+@click.argument("session_id")
+@pass_ctx
+def load_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
+    """Replace the live history with a saved session."""
+    n = ctx.store().sessions.load(session_id)
+    if n < 0:
+        raise _missing(session_id)
+    click.echo(f"loaded {session_id}: {n} entries")
+
+
+@sessions_group.command("rename")
+@click.argument("session_id")
+@click.argument("name")
+@pass_ctx
+def rename_cmd(ctx, session_id: str, name: str) -> None:  # noqa: ANN001
+    """Rename a saved session."""
+    if not ctx.store().sessions.rename(session_id, name):
+        raise _missing(session_id)
+    click.echo(f"renamed {session_id}")
+
+
+@sessions_group.command("pin")
+@click.argument("session_id")
+@pass_ctx
+def pin_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
+    """Pin a session to the top of the drawer (pinned sessions are never evicted)."""
+    if not ctx.store().sessions.pin(session_id, True):
+        raise _missing(session_id)
+    click.echo(f"pinned {session_id}")
+
+
+@sessions_group.command("unpin")
+@click.argument("session_id")
+@pass_ctx
+def unpin_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
+    """Unpin a session."""
+    if not ctx.store().sessions.pin(session_id, False):
+        raise _missing(session_id)
+    click.echo(f"unpinned {session_id}")
+
+
+@sessions_group.command("delete")
+@click.argument("session_id")
+@pass_ctx
+def delete_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
+    """Delete a saved session and its body."""
+    if not ctx.store().sessions.delete(session_id):
+        raise _missing(session_id)
+    click.echo(f"deleted {session_id}")
+
+
+@sessions_group.command("show")
+@click.argument("session_id")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (stable schema).")
+@pass_ctx
+def show_cmd(ctx, session_id: str, as_json: bool) -> None:  # noqa: ANN001
+    """Show one saved session (images as sizes, never base64)."""
+    got = ctx.store().sessions.get(session_id)
+    if got is None:
+        raise _missing(session_id)
+    views = [entry_view(i, e) for i, e in enumerate(got.pop("history"))]
+    if as_json:
+        echo_json({**got, "history": views})
+        return
+    click.echo(f"{got['name']}  ({got['id']}, {_when(got['createdAt'])}{', pinned' if got['pinned'] else ''})")
+    for v in views:
+        click.echo(render_entry(v))
+
+
+COMMANDS = [sessions_group]
