@@ -18,11 +18,17 @@ class Figure:
     size: tuple[int, int]
 
 
-def make_image(path: Path, color: tuple[int, int, int], size=(240, 160), fmt: str | None = None) -> Figure:
+def make_image(
+    path: Path, color: tuple[int, int, int], size=(240, 160), fmt: str | None = None
+) -> Figure:
     """A solid image of ``color`` with a white diagonal bar (so it is not a flat fill)."""
     img = Image.new("RGB", size, color)
     ImageDraw.Draw(img).line((0, 0, size[0], size[1]), fill=(255, 255, 255), width=6)
-    img.save(path, format=fmt, **({"quality": 90} if (fmt or path.suffix).lower().strip(".") in ("jpeg", "jpg") else {}))
+    img.save(
+        path,
+        format=fmt,
+        **({"quality": 90} if (fmt or path.suffix).lower().strip(".") in ("jpeg", "jpg") else {}),
+    )
     return Figure(path, color, size)
 
 

@@ -83,7 +83,9 @@ class LoopbackServer:
         return self.url(path)
 
     def add_file(self, path: str, filename: str, content_type: str) -> str:
-        return self.add(path, Route(200, {"Content-Type": content_type}, (FIXTURES / filename).read_bytes()))
+        return self.add(
+            path, Route(200, {"Content-Type": content_type}, (FIXTURES / filename).read_bytes())
+        )
 
 
 def _stream_forever_writer(chunk: bytes, total: int) -> Callable[[BaseHTTPRequestHandler], None]:
@@ -131,24 +133,39 @@ def http_server() -> Iterator[LoopbackServer]:
     srv.add("/broken", Route(500, {"Content-Type": "text/plain"}, b"boom"))
     srv.add(
         "/footer-only.html",
-        Route(200, {"Content-Type": "text/html; charset=utf-8"},
-              b"<html><head><title>Opening hours</title><script>var SCRIPT_MARKER=1;</script></head>"
-              b"<body><footer><p>Monday to Friday, 9 to 17.</p><p>Closed on public holidays.</p>"
-              b"</footer></body></html>"),
+        Route(
+            200,
+            {"Content-Type": "text/html; charset=utf-8"},
+            b"<html><head><title>Opening hours</title><script>var SCRIPT_MARKER=1;</script></head>"
+            b"<body><footer><p>Monday to Friday, 9 to 17.</p><p>Closed on public holidays.</p>"
+            b"</footer></body></html>",
+        ),
     )
-    srv.add("/empty.html", Route(200, {"Content-Type": "text/html"}, b"<html><head></head><body></body></html>"))
+    srv.add(
+        "/empty.html",
+        Route(200, {"Content-Type": "text/html"}, b"<html><head></head><body></body></html>"),
+    )
     srv.add(
         "/huge-declared",
-        Route(200, {"Content-Type": "text/html", "Content-Length": str(50 * 1024 * 1024)},
-              writer=lambda h: h.wfile.write(b"<html>" + b"x" * 4096)),
+        Route(
+            200,
+            {"Content-Type": "text/html", "Content-Length": str(50 * 1024 * 1024)},
+            writer=lambda h: h.wfile.write(b"<html>" + b"x" * 4096),
+        ),
     )
     srv.add(
         "/huge-streamed",
-        Route(200, {"Content-Type": "text/html", "Connection": "close"},
-              writer=_stream_forever_writer(b"<p>" + b"y" * 65533 + b"</p>", 3 * 1024 * 1024)),
+        Route(
+            200,
+            {"Content-Type": "text/html", "Connection": "close"},
+            writer=_stream_forever_writer(b"<p>" + b"y" * 65533 + b"</p>", 3 * 1024 * 1024),
+        ),
     )
     srv.add("/slow", Route(200, {"Content-Type": "text/html"}, b"<p>late</p>", delay=5.0))
-    srv.add("/trickle", Route(200, {"Content-Type": "text/html", "Connection": "close"}, writer=_trickle_writer))
+    srv.add(
+        "/trickle",
+        Route(200, {"Content-Type": "text/html", "Connection": "close"}, writer=_trickle_writer),
+    )
     srv.thread.start()
     try:
         yield srv

@@ -49,10 +49,15 @@ def test_image_files_kept_byte_for_byte(tmp_path, name, fmt, mime):
 def test_screenshot_entry_is_valid(tmp_path):
     """[text, image] built from the result passes history entry validation."""
     ex = extract_file(_make(tmp_path / "s.png", "PNG", (32, 20)))
-    validate_entry({
-        "role": "user",
-        "content": [{"type": "text", "text": ex.text}, {"type": "image_url", "image_url": {"url": ex.images[0]}}],
-    })
+    validate_entry(
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": ex.text},
+                {"type": "image_url", "image_url": {"url": ex.images[0]}},
+            ],
+        }
+    )
 
 
 def test_extension_is_not_trusted(tmp_path):

@@ -79,8 +79,11 @@ def test_captions_matched_per_page_with_fallback(figures):
 def test_figures_section_is_exact_and_parseable(figures):
     """The text ends with the spec's ## Figures list, which parse_figure_labels reads back."""
     *_, ex = figures
-    tail = "\n\n## Figures\n" + FIGURES_INTRO + "\n" + "\n".join(
-        f"{k}. {c}" for k, c in enumerate(EXPECTED_CAPTIONS, 1)
+    tail = (
+        "\n\n## Figures\n"
+        + FIGURES_INTRO
+        + "\n"
+        + "\n".join(f"{k}. {c}" for k, c in enumerate(EXPECTED_CAPTIONS, 1))
     )
     assert ex.text.endswith(tail)
     assert ex.text.count("## Figures") == 1
@@ -91,7 +94,11 @@ def test_result_fields_and_valid_entry(figures):
     """kind/fmt/title are set and the figures form a valid history entry."""
     *_, ex = figures
     assert (ex.kind, ex.fmt, ex.title, ex.truncated, ex.video_src) == (
-        "pdf", "pdf", "Field report on training runs", False, None,
+        "pdf",
+        "pdf",
+        "Field report on training runs",
+        False,
+        None,
     )
     content = [{"type": "text", "text": ex.text}] + [
         {"type": "image_url", "image_url": {"url": u}} for u in ex.images
@@ -110,7 +117,9 @@ def test_figures_follow_draw_order_on_a_page(tmp_path, order):
 
 def test_punctuated_captions_preferred_over_prose():
     """'Figure 2 shows …' prose is not a caption when punctuated captions cover the figures."""
-    text = "Figure 2 shows the rig from above.\nFigure 1: The rig\nFIG. 2 — Close-up\nFigure 3 extra"
+    text = (
+        "Figure 2 shows the rig from above.\nFigure 1: The rig\nFIG. 2 — Close-up\nFigure 3 extra"
+    )
     assert _page_captions(text, 2) == ["Figure 1: The rig", "FIG. 2 — Close-up"]
     assert _page_captions(text, 3) == ["Figure 1: The rig", "FIG. 2 — Close-up", "Figure 3 extra"]
     assert _page_captions("图 3：训练流程\n正文", 1) == ["图 3：训练流程"]

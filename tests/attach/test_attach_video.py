@@ -95,7 +95,14 @@ def test_platform_from_host(url, platform):
 
 @pytest.mark.parametrize(
     ("seconds", "stamp"),
-    [(0, "[00:00]"), (59, "[00:59]"), (61, "[01:01]"), (3599, "[59:59]"), (3600, "[1:00:00]"), (36125, "[10:02:05]")],
+    [
+        (0, "[00:00]"),
+        (59, "[00:59]"),
+        (61, "[01:01]"),
+        (3599, "[59:59]"),
+        (3600, "[1:00:00]"),
+        (36125, "[10:02:05]"),
+    ],
 )
 def test_format_timestamp(seconds, stamp):
     """Below an hour [mm:ss], from an hour on [h:mm:ss]."""

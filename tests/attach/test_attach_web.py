@@ -11,13 +11,26 @@ from chatkeep.attach import extract_url
 from chatkeep.errors import AttachError
 
 NEWS_JUNK = [
-    "COOKIE_BANNER_MARKER", "NAV_MENU_MARKER", "ADVERT_MARKER", "INLINE_AD_MARKER",
-    "ANALYTICS_SCRIPT_MARKER", "SCRIPT_BODY_MARKER", "FOOTER_MARKER", "RELATED_MARKER",
-    "gtag(", "Luxury watches",
+    "COOKIE_BANNER_MARKER",
+    "NAV_MENU_MARKER",
+    "ADVERT_MARKER",
+    "INLINE_AD_MARKER",
+    "ANALYTICS_SCRIPT_MARKER",
+    "SCRIPT_BODY_MARKER",
+    "FOOTER_MARKER",
+    "RELATED_MARKER",
+    "gtag(",
+    "Luxury watches",
 ]
 BLOG_JUNK = [
-    "COOKIE_MARKER", "NAV_MARKER", "SCRIPT_MARKER", "AD_MARKER", "SIDEBAR_MARKER",
-    "FOOTER_MARKER", "SHARE_MARKER", "Leave a Reply",
+    "COOKIE_MARKER",
+    "NAV_MARKER",
+    "SCRIPT_MARKER",
+    "AD_MARKER",
+    "SIDEBAR_MARKER",
+    "FOOTER_MARKER",
+    "SHARE_MARKER",
+    "Leave a Reply",
 ]
 ZH_JUNK = ["COOKIE标记", "导航标记", "广告标记", "侧栏标记", "页脚标记", "统计脚本标记", "分享标记"]
 
@@ -84,7 +97,9 @@ def test_pdf_served_by_url_goes_through_pdf_path(http_server, path):
     assert "[Page 17]" in ex.text
 
 
-@pytest.mark.parametrize(("path", "ctype"), [("/logo.png", "image/png"), ("/data.json", "application/json")])
+@pytest.mark.parametrize(
+    ("path", "ctype"), [("/logo.png", "image/png"), ("/data.json", "application/json")]
+)
 def test_unsupported_content_type(http_server, path, ctype):
     """Non-HTML/text/PDF responses raise AttachError naming the content type."""
     with pytest.raises(AttachError, match=f"unsupported content type {re.escape(ctype)}") as err:
@@ -100,7 +115,9 @@ def test_redirect_followed_and_original_url_kept(http_server):
     assert ex.title == "Night trains are back in Europe"
 
 
-@pytest.mark.parametrize(("path", "status"), [("/no/such/page", 404), ("/gone", 410), ("/broken", 500)])
+@pytest.mark.parametrize(
+    ("path", "status"), [("/no/such/page", 404), ("/gone", 410), ("/broken", 500)]
+)
 def test_http_error_status(http_server, path, status):
     """HTTP error statuses raise AttachError with the status and a hint."""
     with pytest.raises(AttachError, match=f"HTTP {status}") as err:
@@ -146,7 +163,9 @@ def test_unreachable_host(closed_port_url):
     assert "network" in err.value.hint
 
 
-@pytest.mark.parametrize("bad", ["ftp://example.com/file.txt", "file:///etc/passwd", "example.com", ""])
+@pytest.mark.parametrize(
+    "bad", ["ftp://example.com/file.txt", "file:///etc/passwd", "example.com", ""]
+)
 def test_non_http_urls_refused(bad):
     """Only http(s) URLs are fetched."""
     with pytest.raises(AttachError, match="not a web address"):

@@ -44,7 +44,9 @@ def _read_limited(path: Path, max_bytes: int) -> bytes:
     except FileNotFoundError:
         raise AttachError(f"no such file: {path}", hint="check the path and try again") from None
     except OSError as exc:
-        raise AttachError(f"cannot open {path}: {exc.strerror or exc}", hint="check the path") from None
+        raise AttachError(
+            f"cannot open {path}: {exc.strerror or exc}", hint="check the path"
+        ) from None
     if path.is_dir():
         raise AttachError(f"{path} is a directory", hint="attach the files inside it one by one")
     if st.st_size > max_bytes:
@@ -56,9 +58,13 @@ def _read_limited(path: Path, max_bytes: int) -> bytes:
         with path.open("rb") as fh:
             data = fh.read(max_bytes + 1)
     except PermissionError:
-        raise AttachError(f"permission denied: {path}", hint="check the file's permissions") from None
+        raise AttachError(
+            f"permission denied: {path}", hint="check the file's permissions"
+        ) from None
     except OSError as exc:
-        raise AttachError(f"cannot read {path}: {exc.strerror or exc}", hint="check the file") from None
+        raise AttachError(
+            f"cannot read {path}: {exc.strerror or exc}", hint="check the file"
+        ) from None
     if len(data) > max_bytes:  # the file grew after stat()
         raise AttachError(
             f"{path.name} is over the {max_bytes:,}-byte limit",

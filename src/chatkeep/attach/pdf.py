@@ -7,13 +7,14 @@ Contract of :func:`extract_pdf_bytes`:
 - Figures: the image XObjects each page draws, pages in order and, on a page, in the order the
   content stream draws them (forms are followed), each image once per document. Images smaller
   than :data:`MIN_FIGURE_EDGE` pixels on a side are decorations and skipped; images that cannot
-  be decoded are skipped. JPEG streams stay JPEG (CMYK is converted to RGB); everything else is
-  re-encoded as PNG. At most ``max_figures`` are kept.
+  be decoded are skipped. A plain RGB/grey JPEG stream is kept byte for byte (CMYK or masked
+  JPEGs are re-encoded as RGB JPEG); everything else is re-encoded as PNG. At most
+  ``max_figures`` are kept.
 - Captions: on each page, lines like ``Figure 3: …``, ``Fig. 3. …`` or ``图 3：…`` label that
   page's figures in order; captions without punctuation after the number (``Figure 3 …``) are
   used only when the punctuated ones do not cover every figure of the page, and only for
-  numbers no punctuated caption has. A figure without a
-  caption is labelled ``Figure on page N``.
+  numbers no punctuated caption has. A figure without a caption is labelled
+  ``Figure on page N``.
 - When there are figures, the text ends with (SPEC §3.2)::
 
       \\n\\n## Figures
@@ -77,10 +78,17 @@ def _open_reader(data: bytes, name: str):
     except Exception as exc:  # pypdf raises many types for damaged files
         raise AttachError(f"{name} is not a readable PDF: {exc}", hint=_UNREADABLE_HINT) from None
     if reader.is_encrypted:
+        from pypdf.errors import DependencyError
+
         try:
-            opened = reader.decrypt("")
-        except Exception:  # unsupported crypto (e.g. AES without the cryptography package)
-            opened = 0
+            opened = bool(reader.decrypt(""))
+        except DependencyError:
+            raise AttachError(
+                f"{name} is encrypted with a cipher this installation cannot read",
+                hint="install the 'cryptography' package, or save an unencrypted copy and attach that",
+            ) from None
+        except Exception:
+            opened = False
         if not opened:
             raise AttachError(
                 f"{name} is password-protected",

@@ -112,10 +112,31 @@ def decode_text(data: bytes, declared: str | None = None) -> str:
     return data.decode("utf-8", errors="replace")
 
 
-_CJK_CODECS = ("gb18030", "gbk", "gb2312", "big5", "big5hkscs", "shift_jis", "cp932", "euc_jp",
-               "euc_kr", "cp949")
-_LATIN_CODECS = ("cp1250", "cp1257", "cp775", "cp852", "iso8859_2", "iso8859_10", "iso8859_13",
-                 "iso8859_15", "latin_1", "mac_latin2", "mac_roman")
+_CJK_CODECS = (
+    "gb18030",
+    "gbk",
+    "gb2312",
+    "big5",
+    "big5hkscs",
+    "shift_jis",
+    "cp932",
+    "euc_jp",
+    "euc_kr",
+    "cp949",
+)
+_LATIN_CODECS = (
+    "cp1250",
+    "cp1257",
+    "cp775",
+    "cp852",
+    "iso8859_2",
+    "iso8859_10",
+    "iso8859_13",
+    "iso8859_15",
+    "latin_1",
+    "mac_latin2",
+    "mac_roman",
+)
 
 
 def _guess_encoding(data: bytes) -> str | None:

@@ -74,7 +74,7 @@ def format_timestamp(seconds: int) -> str:
 
 def _seconds(groups: tuple[str | None, ...]) -> int:
     h, m, s = groups[0], groups[1], groups[2]
-    return int(h or 0) * 3600 + int(m) * 60 + int(s)
+    return int(h or 0) * 3600 + int(m or 0) * 60 + int(s or 0)
 
 
 def _clean_cue_line(line: str) -> str:
@@ -140,8 +140,10 @@ def _read_transcript(path: Path, max_bytes: int) -> bytes:
             f"transcript file not found: {path}", hint="check the path of the .vtt/.srt file"
         ) from None
     except OSError as exc:
-        raise AttachError(f"cannot read transcript {path}: {exc.strerror or exc}",
-                          hint="check the path and its permissions") from None
+        raise AttachError(
+            f"cannot read transcript {path}: {exc.strerror or exc}",
+            hint="check the path and its permissions",
+        ) from None
     if not path.is_file():
         raise AttachError(f"{path} is not a file", hint="pass the path of a .vtt or .srt file")
     if size > max_bytes:
@@ -153,8 +155,10 @@ def _read_transcript(path: Path, max_bytes: int) -> bytes:
         with path.open("rb") as fh:
             return fh.read(max_bytes + 1)[:max_bytes]
     except OSError as exc:
-        raise AttachError(f"cannot read transcript {path}: {exc.strerror or exc}",
-                          hint="check the file's permissions") from None
+        raise AttachError(
+            f"cannot read transcript {path}: {exc.strerror or exc}",
+            hint="check the file's permissions",
+        ) from None
 
 
 def extract_video(

@@ -75,9 +75,36 @@ def _tidy(text: str) -> str:
 
 
 _BLOCK_TAGS = (
-    "p", "div", "section", "article", "main", "header", "footer", "nav", "aside", "li", "tr",
-    "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote", "table", "ul", "ol", "dl", "dt",
-    "dd", "br", "hr", "figcaption", "address", "form",
+    "p",
+    "div",
+    "section",
+    "article",
+    "main",
+    "header",
+    "footer",
+    "nav",
+    "aside",
+    "li",
+    "tr",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "pre",
+    "blockquote",
+    "table",
+    "ul",
+    "ol",
+    "dl",
+    "dt",
+    "dd",
+    "br",
+    "hr",
+    "figcaption",
+    "address",
+    "form",
 )
 
 
@@ -156,11 +183,17 @@ def _fetch(url: str, timeout: float, max_bytes: int) -> tuple[bytes, str, str | 
         hint="download the file and attach it from disk, or raise the size limit",
     )
     try:
-        with httpx.Client(
-            follow_redirects=True,
-            timeout=httpx.Timeout(timeout),
-            headers={"User-Agent": USER_AGENT, "Accept": "text/html,text/plain,application/pdf,*/*;q=0.5"},
-        ) as client, client.stream("GET", url) as resp:
+        with (
+            httpx.Client(
+                follow_redirects=True,
+                timeout=httpx.Timeout(timeout),
+                headers={
+                    "User-Agent": USER_AGENT,
+                    "Accept": "text/html,text/plain,application/pdf,*/*;q=0.5",
+                },
+            ) as client,
+            client.stream("GET", url) as resp,
+        ):
             if resp.status_code >= 400:
                 raise AttachError(
                     f"{url} answered HTTP {resp.status_code} {resp.reason_phrase}".rstrip(),
@@ -191,14 +224,18 @@ def _fetch(url: str, timeout: float, max_bytes: int) -> tuple[bytes, str, str | 
             hint="the site is slow or unreachable; try again or raise the timeout",
         ) from None
     except httpx.TooManyRedirects:
-        raise AttachError(f"{url} redirects too many times", hint="open it in a browser to check") from None
+        raise AttachError(
+            f"{url} redirects too many times", hint="open it in a browser to check"
+        ) from None
     except (httpx.ConnectError, httpx.NetworkError) as exc:
         raise AttachError(
             f"cannot reach {host}: {exc}",
             hint="check the address and your network connection",
         ) from None
     except (httpx.InvalidURL, httpx.UnsupportedProtocol) as exc:
-        raise AttachError(f"not a usable URL: {url!r} ({exc})", hint="pass an http(s):// URL") from None
+        raise AttachError(
+            f"not a usable URL: {url!r} ({exc})", hint="pass an http(s):// URL"
+        ) from None
     except httpx.HTTPError as exc:
         raise AttachError(f"fetching {url} failed: {exc}", hint="try again later") from None
     media, _, params = ctype.partition(";")
@@ -215,10 +252,14 @@ def _sniff(body: bytes) -> str:
     return ""
 
 
-def page_from_html(body: bytes, *, url: str, charset: str | None, kind: str, max_chars: int) -> Extracted:
+def page_from_html(
+    body: bytes, *, url: str, charset: str | None, kind: str, max_chars: int
+) -> Extracted:
     """An ``Extracted`` from HTML bytes (shared with local ``.html`` files)."""
     text_html = decode_text(body, charset or html_charset(body))
-    title, text = extract_html(text_html, url=url if "://" in url and not url.startswith("file:") else None)
+    title, text = extract_html(
+        text_html, url=url if "://" in url and not url.startswith("file:") else None
+    )
     if not text.strip():
         raise AttachError(
             f"no readable text found in {url or 'the page'}",
