@@ -159,14 +159,23 @@ def test_cancel_from_the_consumer_keeps_the_partial(style, provider_server, make
 
 
 def test_cancel_from_another_thread_stops_a_slow_stream(provider_server, make_card):
-    """A stop pressed elsewhere ends a slow stream early with a strict prefix of the reply."""
+    """A stop pressed elsewhere ends a slow stream early; nothing is handed out after it."""
     pieces = [f"w{i} " for i in range(40)]
     provider_server.queue(Text("".join(pieces), chunks=pieces, delay=0.05))
     cancel = threading.Event()
-    threading.Timer(0.3, cancel.set).start()
+    timer = threading.Timer(0.3, cancel.set)
+    after_stop = []  # deltas handed out although the stop had already been pressed
+
+    def on_delta(text):
+        if not timer.is_alive() and not cancel.is_set():
+            timer.start()  # start the clock at the first delta, not before the SDK import
+        if cancel.is_set():
+            after_stop.append(text)
+
     started = time.monotonic()
-    done = complete(make_card("chat"), body_for("chat"), cancel=cancel)
+    done = complete(make_card("chat"), body_for("chat"), cancel=cancel, on_delta=on_delta)
     elapsed = time.monotonic() - started
+    assert after_stop == []
     assert done.interrupted is True
     assert 0 < len(done.text) < len("".join(pieces))
     assert "".join(pieces).startswith(done.text)
