@@ -51,7 +51,7 @@ def list_cmd(ctx, query: str, as_json: bool) -> None:  # noqa: ANN001
 
     table = Table(box=None, header_style="bold")
     for col in ("id", "name", "created", "pinned") + (("match",) if query.strip() else ()):
-        table.add_column(col)
+        table.add_column(col, no_wrap=col == "id")
     for r in rows:
         cells = [r["id"], r["name"], _when(r["createdAt"]), "★" if r["pinned"] else ""]
         if query.strip():
