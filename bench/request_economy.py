@@ -27,6 +27,7 @@ import argparse
 import base64
 import io
 import random
+from collections.abc import Iterator
 from typing import Any
 
 from chatkeep.rules.accounting import request_stats
@@ -132,36 +133,57 @@ def _schedule(rnd: random.Random) -> tuple[dict[int, list[str]], set[int]]:
     return attach, shots
 
 
-def simulate(seed: int = 7, window: bool = False) -> dict[str, Any]:
-    """Run the conversation; per-turn rows and totals for chatkeep and the naive baseline."""
+def conversation(seed: int = 7) -> Iterator[dict[str, Any]]:
+    """The figure-heavy conversation, one user turn at a time, deterministic for ``seed``.
+
+    Yields ``{"turn", "events", "attachments", "user", "reply"}``: the attachment entries to
+    append before the turn, the user entry of the turn and the assistant reply that follows it.
+    """
     rnd = random.Random(seed)
     attach, shots = _schedule(rnd)
-    history: list[dict[str, Any]] = []
-    store = _bound if window else (lambda h: h)
-    rows = []
-    previous = None
-    prev_images = prev_stubs = 0
-    prev_first: Any = None
     n_pdf = n_page = 0
     for turn in range(TURNS):
         events = []
+        attachments = []
         for kind in attach.get(turn, []):
             if kind == "pdf":
                 n_pdf += 1
-                history = store([*history, _pdf_entry(rnd, n_pdf)])
+                attachments.append(_pdf_entry(rnd, n_pdf))
             else:
                 n_page += 1
-                history = store([*history, _page_entry(rnd, n_page)])
+                attachments.append(_page_entry(rnd, n_page))
             events.append(kind)
         question = _prose(rnd, rnd.randint(60, 300))
         if turn in shots:
-            user_entry = {
+            user_entry: dict[str, Any] = {
                 "role": "user",
                 "content": [{"type": "text", "text": question}, image_part(_noise_jpeg(rnd))],
             }
             events.append("shot")
         else:
             user_entry = {"role": "user", "content": question}
+        reply = {"role": "assistant", "content": _prose(rnd, rnd.randint(400, 1500))}
+        yield {
+            "turn": turn + 1,
+            "events": "+".join(events),
+            "attachments": attachments,
+            "user": user_entry,
+            "reply": reply,
+        }
+
+
+def simulate(seed: int = 7, window: bool = False) -> dict[str, Any]:
+    """Run the conversation; per-turn rows and totals for chatkeep and the naive baseline."""
+    history: list[dict[str, Any]] = []
+    store = _bound if window else (lambda h: h)
+    rows = []
+    previous = None
+    prev_images = prev_stubs = 0
+    prev_first: Any = None
+    for step in conversation(seed):
+        for entry in step["attachments"]:
+            history = store([*history, entry])
+        user_entry = step["user"]
         req = build_request(
             "chat",
             history,
@@ -185,20 +207,14 @@ def simulate(seed: int = 7, window: bool = False) -> dict[str, Any]:
         prev_first = history[0] if history else None
         rows.append(
             {
-                "turn": turn + 1,
-                "events": "+".join(events),
+                "turn": step["turn"],
+                "events": step["events"],
                 "breaks": "+".join(causes),
                 "chatkeep": ours,
                 "naive": naive,
             }
         )
-        history = store(
-            [
-                *history,
-                user_entry,
-                {"role": "assistant", "content": _prose(rnd, rnd.randint(400, 1500))},
-            ]
-        )
+        history = store([*history, user_entry, step["reply"]])
         history = stamp_images_seen(history) or history
     return _summary(rows, seed, window)
 
