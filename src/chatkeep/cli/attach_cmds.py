@@ -1,0 +1,103 @@
+"""``chatkeep attach …`` and ``chatkeep undo-attach ID`` (SPEC §8, §10).
+
+``attach SOURCE`` takes an ``http(s)://`` URL, a local HTML/Markdown/text/PDF/image file, or a
+``data:image/…`` URL; ``attach --video URL --transcript FILE`` attaches a video transcript.
+``--json`` prints the :class:`~chatkeep.attach.store_ops.AttachResult` as a stable object
+(``attachId, kind, title, url, chars, images, truncated, changed, summarizing, index,
+summaryError``). Bad sources raise :class:`~chatkeep.errors.AttachError` (exit 8, nothing
+stored); an unknown id for ``undo-attach`` exits 1. No summary job is started from the CLI.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from ..errors import ChatkeepError
+from .context import pass_ctx
+from .output import echo_json
+
+if TYPE_CHECKING:
+    from ..attach.store_ops import AttachResult
+
+
+class AttachmentNotFound(ChatkeepError):
+    """An ``attachId`` that is not in the live history."""
+
+
+def _describe(result: AttachResult) -> str:
+    r = result.as_dict()
+    bits = [f"{r['chars']:,} chars"]
+    if r["images"]:
+        bits.append(f"{r['images']} image{'s' if r['images'] != 1 else ''}")
+    if r["truncated"]:
+        bits.append("truncated")
+    if r["changed"]:
+        bits.append("changed since it was last attached")
+    where = f" — {r['url']}" if r["url"] else ""
+    return f"attached {r['attachId']}  {r['title']}{where} ({', '.join(bits)})"
+
+
+@click.command("attach")
+@click.argument("source", required=False)
+@click.option("--title", help="Title to show instead of the extracted one.")
+@click.option("--mode", help="Context mode for the Mode: line [default: the contextMode setting].")
+@click.option("--video", "video_url", metavar="URL", help="Video URL (needs --transcript).")
+@click.option(
+    "--transcript",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="WebVTT/SRT transcript of --video.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (stable schema).")
+@pass_ctx
+def attach_cmd(
+    ctx,  # noqa: ANN001
+    source: str | None,
+    title: str | None,
+    mode: str | None,
+    video_url: str | None,
+    transcript: str | None,
+    as_json: bool,
+) -> None:
+    """Attach a web page, file, PDF or image, or a video transcript (--video URL --transcript FILE)."""
+    # The attach layer is imported here: `chatkeep --help` must not load it.
+    from ..attach.store_ops import attach_source, attach_video
+
+    if video_url or transcript:
+        if source:
+            raise click.UsageError("give either SOURCE or --video URL --transcript FILE, not both")
+        if not (video_url and transcript):
+            raise click.UsageError("--video and --transcript go together")
+        result = attach_video(ctx.store(), video_url, transcript, title=title, mode=mode)
+    elif source:
+        result = attach_source(ctx.store(), source, title=title, mode=mode)
+    else:
+        raise click.UsageError("missing SOURCE (a URL or a file), or --video URL --transcript FILE")
+    if as_json:
+        echo_json(result.as_dict())
+    else:
+        click.echo(_describe(result))
+
+
+@click.command("undo-attach")
+@click.argument("attach_id")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@pass_ctx
+def undo_attach_cmd(ctx, attach_id: str, as_json: bool) -> None:  # noqa: ANN001
+    """Remove an attachment from the live history by its attach id."""
+    from ..attach.store_ops import undo_attach
+
+    if not undo_attach(ctx.store(), attach_id):
+        raise AttachmentNotFound(
+            f"no attachment with id {attach_id!r} in the live history",
+            hint="see attach ids with `chatkeep history --json`",
+        )
+    if as_json:
+        echo_json({"attachId": attach_id, "removed": True})
+    else:
+        click.echo(f"removed attachment {attach_id}")
+
+
+COMMANDS = [attach_cmd, undo_attach_cmd]
