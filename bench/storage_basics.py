@@ -39,7 +39,9 @@ def _prepared(path: str, length: int) -> chatkeep.Store:
 def measure(rounds: int, root: str) -> dict[int, dict[str, float]]:
     """Alternate the stores round by round so machine noise hits both lengths alike."""
     stores = {n: _prepared(os.path.join(root, f"bench-{n}.db"), n) for n in LENGTHS}
-    samples: dict[int, dict[str, list[float]]] = {n: {"append_us": [], "get_all_us": []} for n in LENGTHS}
+    samples: dict[int, dict[str, list[float]]] = {
+        n: {"append_us": [], "get_all_us": []} for n in LENGTHS
+    }
     try:
         for n, store in stores.items():  # warm-up, untimed
             for k in range(20):
@@ -72,7 +74,9 @@ def main(rounds: int = 500, quiet: bool = False) -> dict[str, Any]:
     ratios = {k: big[k] / small[k] for k in small}
     if not quiet:
         print(f"storage basics (SQLite, median of {rounds})")
-        print(f"{'operation':<10} {'100 entries':>14} {'5,000 entries':>15} {'ratio':>7} {'target':>8}")
+        print(
+            f"{'operation':<10} {'100 entries':>14} {'5,000 entries':>15} {'ratio':>7} {'target':>8}"
+        )
         for key, name in (("append_us", "append"), ("get_all_us", "get_all()")):
             ok = "met" if ratios[key] < TARGET_RATIO else "NOT met"
             print(

@@ -39,7 +39,9 @@ def pg_available() -> bool:
 def require_pg() -> None:
     if not pg_available():
         if os.environ.get("CI") == "true":
-            pytest.fail(f"PostgreSQL is required on CI but not reachable at {PG_URL}: {_pg_state.get('why')}")
+            pytest.fail(
+                f"PostgreSQL is required on CI but not reachable at {PG_URL}: {_pg_state.get('why')}"
+            )
         pytest.skip(f"PostgreSQL not reachable at {PG_URL}")
 
 
@@ -81,8 +83,12 @@ class StoreSpec:
             ("ck_blobs", "hash"),
             ("ck_blob_refs", "owner, hash"),
         ):
-            rows = self.raw_rows(f"SELECT * FROM {table} WHERE profile=? ORDER BY {order}", (self.profile,))
-            out[table] = [tuple(bytes(v) if isinstance(v, memoryview) else v for v in r) for r in rows]
+            rows = self.raw_rows(
+                f"SELECT * FROM {table} WHERE profile=? ORDER BY {order}", (self.profile,)
+            )
+            out[table] = [
+                tuple(bytes(v) if isinstance(v, memoryview) else v for v in r) for r in rows
+            ]
         return out
 
 

@@ -11,7 +11,12 @@ from typing import Any
 import chatkeep
 
 
-def png_data_url(width: int = 64, height: int = 48, color: tuple[int, int, int] = (200, 30, 30), noise: bool = False) -> str:
+def png_data_url(
+    width: int = 64,
+    height: int = 48,
+    color: tuple[int, int, int] = (200, 30, 30),
+    noise: bool = False,
+) -> str:
     """A real PNG made with Pillow, as a data URL."""
     from PIL import Image
 
@@ -38,9 +43,8 @@ def image_entry(text: str, *urls: str, **extra: Any) -> dict[str, Any]:
     return {"role": "user", "content": parts, **extra}
 
 
-def attachment(body: str, title: str = "Page", url: str = "https://example.com/a", **extra: Any) -> dict[str, Any]:
-    text = (
-        f"{chatkeep.PAGE_CONTEXT_PREFIX}\nURL: {url}\nTitle: {title}\nMode: auto\n---\n\n{body}"
-    )
+def attachment(
+    body: str, title: str = "Page", url: str = "https://example.com/a", **extra: Any
+) -> dict[str, Any]:
+    text = f"{chatkeep.PAGE_CONTEXT_PREFIX}\nURL: {url}\nTitle: {title}\nMode: auto\n---\n\n{body}"
     return {"role": "user", "content": text, "attachId": uuid.uuid4().hex, **extra}
-

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import copy
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .constants import DEFAULTS, GET_ALL_KEYS, SESSIONS_INDEX_KEY
 from .errors import InvalidValue, StoreError
@@ -17,6 +17,9 @@ from .storage.areas import LocalArea, MemoryArea
 from .storage.backend import Backend
 from .storage.history import History
 from .storage.sessions import Sessions
+
+if TYPE_CHECKING:
+    from .conversation import Chat
 
 MAX_PROFILE_CHARS = 100
 
@@ -40,7 +43,8 @@ def _backend_for(url: str) -> Backend:
         path = url[len("sqlite://") :]
         if not path.startswith("/"):
             raise StoreError(
-                f"unsupported SQLite URL {url!r}", hint="use sqlite:///absolute/path.db or a plain path"
+                f"unsupported SQLite URL {url!r}",
+                hint="use sqlite:///absolute/path.db or a plain path",
             )
         return SQLiteBackend(path)
     if "://" in url:
@@ -82,7 +86,9 @@ def _merge_default(key: str, stored: Any) -> Any:
         merged = copy.deepcopy(DEFAULTS[key])
         for name, card in stored.items():
             base = merged.get(name, {})
-            merged[name] = {**base, **card} if isinstance(card, dict) and isinstance(base, dict) else card
+            merged[name] = (
+                {**base, **card} if isinstance(card, dict) and isinstance(base, dict) else card
+            )
         return merged
     return stored
 
@@ -105,6 +111,17 @@ class Store:
     @property
     def backend_name(self) -> str:
         return self._backend.dialect
+
+    @property
+    def chat(self) -> Chat:
+        """The conversation engine bound to this store (``chatkeep.conversation.Chat``),
+        created on first use; importing it loads no provider SDK."""
+        engine = self.__dict__.get("_chat")
+        if engine is None:
+            from .conversation import Chat
+
+            engine = self.__dict__.setdefault("_chat", Chat(self))
+        return engine
 
     def __enter__(self) -> Store:
         return self
@@ -166,7 +183,9 @@ class Store:
 
         return export_profile(self._backend, self.profile, self.history)
 
-    def import_data(self, data: Any, *, source: str = "auto", replace: bool = False) -> dict[str, Any]:
+    def import_data(
+        self, data: Any, *, source: str = "auto", replace: bool = False
+    ) -> dict[str, Any]:
         from .storage.transfer import import_profile
 
         return import_profile(self, self._backend, data, source=source, replace=replace)
@@ -200,7 +219,10 @@ class Store:
             "unreadableEntries": len(rows) - len(live),
             "archived": archived,
             "sessions": len(self.sessions.index()),
-            "bytesStored": sizes["kvBytes"] + sizes["historyBytes"] + sizes["archiveBytes"] + sizes["blobBytes"],
+            "bytesStored": sizes["kvBytes"]
+            + sizes["historyBytes"]
+            + sizes["archiveBytes"]
+            + sizes["blobBytes"],
             "blobs": sizes["blobs"],
             "blobBytes": sizes["blobBytes"],
             "unseenImageBytes": unseen,

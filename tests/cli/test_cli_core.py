@@ -25,11 +25,18 @@ def chatkeep_exe() -> str:
     return exe
 
 
-def run(store_path: Path, *args: str, ok: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    store_path: Path, *args: str, ok: bool = True, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     exe = chatkeep_exe()
     env = {k: v for k, v in os.environ.items() if not k.startswith("CHATKEEP_")}
     proc = subprocess.run(
-        [exe, "--store", str(store_path), *args], capture_output=True, text=True, env=env, input=stdin, timeout=60
+        [exe, "--store", str(store_path), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        input=stdin,
+        timeout=60,
     )
     if ok:
         assert proc.returncode == 0, proc.stderr
@@ -63,7 +70,12 @@ def test_history_json_never_prints_base64(db: Path) -> None:
     assert views[0]["attachment"]["title"] == "Owls"
     assert views[0]["attachment"]["url"] == "https://example.org/owls"
     img = views[1]["content"][1]
-    assert (img["type"], img["mime"], img["width"], img["height"]) == ("image", "image/png", 640, 480)
+    assert (img["type"], img["mime"], img["width"], img["height"]) == (
+        "image",
+        "image/png",
+        640,
+        480,
+    )
     assert views[2]["provider"] == {"name": "p", "model": "m"}
     human = run(db, "history").stdout
     assert "[image 640×480 png," in human
@@ -135,7 +147,11 @@ def test_errors_have_hints_and_exit_codes(db: Path, tmp_path: Path) -> None:
     with chatkeep.open(str(db)) as s:
         s.local.set("x", 1)
     good = tmp_path / "good.json"
-    good.write_text(json.dumps({"format": "chatkeep-export", "version": 1, "local": {}, "history": [], "archive": []}))
+    good.write_text(
+        json.dumps(
+            {"format": "chatkeep-export", "version": 1, "local": {}, "history": [], "archive": []}
+        )
+    )
     proc = run(db, "import", str(good), ok=False)
     assert proc.returncode == 4 and "--replace" in proc.stderr
     proc = run(tmp_path, "stats", ok=False)  # a directory is not a store
@@ -151,5 +167,7 @@ def test_profile_option_and_env(db: Path) -> None:
     assert json.loads(run(db, "history", "--json").stdout) == []
     assert len(json.loads(run(db, "--profile", "work", "history", "--json").stdout)) == 1
     env = {**os.environ, "CHATKEEP_PROFILE": "work", "CHATKEEP_STORE": str(db)}
-    proc = subprocess.run([chatkeep_exe(), "history", "--json"], capture_output=True, text=True, env=env)
+    proc = subprocess.run(
+        [chatkeep_exe(), "history", "--json"], capture_output=True, text=True, env=env
+    )
     assert len(json.loads(proc.stdout)) == 1

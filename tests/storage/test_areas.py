@@ -136,7 +136,11 @@ def test_defaults_and_get_all_keys() -> None:
     assert DEFAULTS["maxSessions"] == 0
     assert DEFAULTS["systemPrompt"] == "You are a helpful assistant."
     assert DEFAULTS["history"] == []
-    expected = [k for k in DEFAULTS if k != "history"] + ["fontSize", "sendShortcut", "thoughtAutoCollapse"]
+    expected = [k for k in DEFAULTS if k != "history"] + [
+        "fontSize",
+        "sendShortcut",
+        "thoughtAutoCollapse",
+    ]
     assert list(GET_ALL_KEYS) == expected
     for key in ("history", "savedSessions", "activeSessionId", "attachSnapshots"):
         assert key not in GET_ALL_KEYS
@@ -155,7 +159,9 @@ def test_get_all_merges_stored_and_never_history(store: chatkeep.Store) -> None:
     store.history.append(user("hi"))
     store.local.set(
         {
-            "providers": {"local": {"style": "chat", "baseUrl": "http://127.0.0.1:1/v1", "model": "m"}},
+            "providers": {
+                "local": {"style": "chat", "baseUrl": "http://127.0.0.1:1/v1", "model": "m"}
+            },
             "fontSize": 16,
             "maxHistoryEntries": 10,
             "unrelated": "not read",
@@ -182,7 +188,10 @@ def test_get_all_does_not_touch_history_sessions_or_blobs(pg_spec) -> None:
         s.sessions.save("with image")
         s.local.set("maxSessions", 5)
     timeout_url = pg_spec.url + "?options=-c%20statement_timeout%3D3000"
-    with chatkeep.open(timeout_url, profile=pg_spec.profile) as s, psycopg.connect(pg_spec.url) as locker:
+    with (
+        chatkeep.open(timeout_url, profile=pg_spec.profile) as s,
+        psycopg.connect(pg_spec.url) as locker,
+    ):
         locker.execute(
             "LOCK TABLE ck_history, ck_archive, ck_blobs, ck_blob_refs, ck_history_state"
             " IN ACCESS EXCLUSIVE MODE"
@@ -218,8 +227,14 @@ def test_corrupt_stored_value_reads_as_default(spec) -> None:
     """A stored value that is not JSON, or has the wrong type, reads as its default and shows in stats."""
     with spec.open() as s:
         s.local.set({"systemPrompt": "custom", "maxHistoryEntries": 5, "fontSize": 18})
-    spec.raw_rows("UPDATE ck_kv SET value=? WHERE profile=? AND key=?", ("{not json", spec.profile, "systemPrompt"))
-    spec.raw_rows("UPDATE ck_kv SET value=? WHERE profile=? AND key=?", ('"five"', spec.profile, "maxHistoryEntries"))
+    spec.raw_rows(
+        "UPDATE ck_kv SET value=? WHERE profile=? AND key=?",
+        ("{not json", spec.profile, "systemPrompt"),
+    )
+    spec.raw_rows(
+        "UPDATE ck_kv SET value=? WHERE profile=? AND key=?",
+        ('"five"', spec.profile, "maxHistoryEntries"),
+    )
     with spec.open() as s:
         all_ = s.get_all()
         assert all_["systemPrompt"] == DEFAULTS["systemPrompt"]

@@ -19,21 +19,49 @@ BAD_ENTRIES = [
     ("content[0].type", {"role": "user", "content": [{"type": "audio", "data": "x"}]}),
     ("content[0]", {"role": "user", "content": ["plain string part"]}),
     ("content[0].text", {"role": "user", "content": [{"type": "text", "text": 5}]}),
-    ("content[1].image_url.url", {"role": "user", "content": [{"type": "text", "text": "x"}, {"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}}]}),
-    ("content[0].image_url.url", {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:text/html;base64,PGI+"}}]}),
-    ("content[0].image_url.url", {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/bmp;base64,Qk0="}}]}),
+    (
+        "content[1].image_url.url",
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "x"},
+                {"type": "image_url", "image_url": {"url": "https://example.com/cat.png"}},
+            ],
+        },
+    ),
+    (
+        "content[0].image_url.url",
+        {
+            "role": "user",
+            "content": [{"type": "image_url", "image_url": {"url": "data:text/html;base64,PGI+"}}],
+        },
+    ),
+    (
+        "content[0].image_url.url",
+        {
+            "role": "user",
+            "content": [{"type": "image_url", "image_url": {"url": "data:image/bmp;base64,Qk0="}}],
+        },
+    ),
     ("content[0].image_url", {"role": "user", "content": [{"type": "image_url"}]}),
     ("imagesSeen", {"role": "user", "content": "x", "imagesSeen": "yes"}),
     ("videoSrc", {"role": "user", "content": "x", "videoSrc": "https://youtu.be/x"}),
     ("provider", {"role": "assistant", "content": "x", "provider": {"name": "a"}}),
     ("attachId", {"role": "user", "content": "x", "attachId": 7}),
     ("meta", {"role": "user", "content": "x", "meta": float("nan")}),
-    ("content[0].extra", {"role": "user", "content": [{"type": "text", "text": "x", "extra": object()}]}),
+    (
+        "content[0].extra",
+        {"role": "user", "content": [{"type": "text", "text": "x", "extra": object()}]},
+    ),
 ]
 
 
-@pytest.mark.parametrize(("field", "entry"), BAD_ENTRIES, ids=[f"{f}-{i}" for i, (f, _e) in enumerate(BAD_ENTRIES)])
-def test_invalid_entries_raise_and_change_nothing(store: chatkeep.Store, spec, field, entry) -> None:
+@pytest.mark.parametrize(
+    ("field", "entry"), BAD_ENTRIES, ids=[f"{f}-{i}" for i, (f, _e) in enumerate(BAD_ENTRIES)]
+)
+def test_invalid_entries_raise_and_change_nothing(
+    store: chatkeep.Store, spec, field, entry
+) -> None:
     """An invalid entry raises InvalidEntry naming the field; append and mutate leave the store byte-identical."""
     store.history.append(user("before"))
     before = spec.dump()
@@ -52,8 +80,19 @@ def test_valid_entry_shapes_accepted(store: chatkeep.Store) -> None:
     url = png_data_url()
     entries = [
         user("plain"),
-        {"role": "user", "content": [{"type": "input_text", "text": "t"}, {"type": "image_url", "image_url": url}]},
-        {"role": "user", "content": "v", "attachId": "a1", "videoSrc": {"platform": "youtube", "url": "https://youtu.be/x"}},
+        {
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": "t"},
+                {"type": "image_url", "image_url": url},
+            ],
+        },
+        {
+            "role": "user",
+            "content": "v",
+            "attachId": "a1",
+            "videoSrc": {"platform": "youtube", "url": "https://youtu.be/x"},
+        },
         assistant("partial", interrupted=True, provider={"name": "p", "model": "m"}),
         image_entry("seen", url, imagesSeen=True, summarized=True),
     ]
@@ -89,7 +128,10 @@ def test_window_char_budget_counts_text_not_image_bytes(store: chatkeep.Store) -
     store.history.append(user("b" * 40))
     assert len(store.history.read()) == 2
     store.history.append(user("c" * 40))
-    assert [e if isinstance(e["content"], str) else "img" for e in store.history.read()] == [user("b" * 40), user("c" * 40)]
+    assert [e if isinstance(e["content"], str) else "img" for e in store.history.read()] == [
+        user("b" * 40),
+        user("c" * 40),
+    ]
     assert store.history.archived()[0]["content"][1]["image_url"]["url"] == big_image
 
 

@@ -40,7 +40,9 @@ def test_four_processes_append_800(spec) -> None:
     assert len(live) == 150
     assert len(everything) == 800 == len(set(everything))
     for n in range(4):
-        assert [c for c in everything if c.startswith(f"p{n}-")] == [f"p{n}-{k}" for k in range(200)]
+        assert [c for c in everything if c.startswith(f"p{n}-")] == [
+            f"p{n}-{k}" for k in range(200)
+        ]
 
 
 def _run_until_killed(mode: str, url: str, profile: str, rng: random.Random, arg: str = "") -> int:
@@ -122,7 +124,13 @@ def test_crash_while_migrating(spec) -> None:
             "pinned": False,
             "history": [
                 user(f"question {i} " + "x" * 2000),
-                {"role": "user", "content": [{"type": "text", "text": "pic"}, {"type": "image_url", "image_url": {"url": image}}]},
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": "pic"},
+                        {"type": "image_url", "image_url": {"url": image}},
+                    ],
+                },
                 {"role": "assistant", "content": f"answer {i}"},
             ],
         }

@@ -180,7 +180,11 @@ def test_rename_pin_touch_only_the_index(store: chatkeep.Store, spec) -> None:
     body_before = [r for r in spec.dump()["ck_kv"] if r[1] == f"session_{sid}"]
     assert store.sessions.rename(sid, "new name") is True
     assert store.sessions.pin(sid) is True
-    assert store.sessions.list()[0] | {} == {**store.sessions.list()[0], "name": "new name", "pinned": True}
+    assert store.sessions.list()[0] | {} == {
+        **store.sessions.list()[0],
+        "name": "new name",
+        "pinned": True,
+    }
     assert store.sessions.pin(sid, False) is True
     assert store.sessions.list()[0]["pinned"] is False
     assert [r for r in spec.dump()["ck_kv"] if r[1] == f"session_{sid}"] == body_before

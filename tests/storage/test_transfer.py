@@ -14,7 +14,9 @@ from factories import assistant, attachment, image_entry, png_data_url, user
 def _populate(store: chatkeep.Store) -> None:
     url = png_data_url(100, 60, noise=True)
     store.local.set({"maxHistoryEntries": 4, "systemPrompt": "Terse.", "fontSize": 15})
-    store.local.set("providers", {"local": {"style": "chat", "baseUrl": "http://127.0.0.1:9/v1", "model": "m"}})
+    store.local.set(
+        "providers", {"local": {"style": "chat", "baseUrl": "http://127.0.0.1:9/v1", "model": "m"}}
+    )
     store.history.append(attachment("a page about owls " * 50, title="Owls <&>"))
     store.history.append(image_entry("what bird?", url, imagesSeen=True))
     store.history.append(assistant("an owl", provider={"name": "local", "model": "m"}))
@@ -67,7 +69,13 @@ def test_bad_import_writes_nothing(spec) -> None:
     """An import with an invalid entry or a bad key raises and leaves the store byte-identical."""
     with spec.open() as s:
         before = spec.dump()
-        bad_history = {"format": "chatkeep-export", "version": 1, "local": {}, "history": [{"role": "bot", "content": "x"}], "archive": []}
+        bad_history = {
+            "format": "chatkeep-export",
+            "version": 1,
+            "local": {},
+            "history": [{"role": "bot", "content": "x"}],
+            "archive": [],
+        }
         with pytest.raises(InvalidEntry):
             s.import_data(bad_history)
         with pytest.raises(InvalidValue):
@@ -81,11 +89,21 @@ def test_bad_import_writes_nothing(spec) -> None:
 
 def _browsa_dump() -> dict:
     url = png_data_url(50, 50, noise=True)
-    page = f"{BROWSA_PAGE_CONTEXT_PREFIX}\nURL: https://example.org/paper\nTitle: A paper\nMode: auto\n---\n\n" + "body " * 3000
+    page = (
+        f"{BROWSA_PAGE_CONTEXT_PREFIX}\nURL: https://example.org/paper\nTitle: A paper\nMode: auto\n---\n\n"
+        + "body " * 3000
+    )
     return {
         "history": [
             {"role": "user", "content": page},
-            {"role": "user", "content": [{"type": "text", "text": "see"}, {"type": "image_url", "image_url": {"url": url}}], "imagesSeen": True},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "see"},
+                    {"type": "image_url", "image_url": {"url": url}},
+                ],
+                "imagesSeen": True,
+            },
             {"role": "assistant", "content": "ok"},
         ],
         "savedSessions": [
@@ -94,21 +112,29 @@ def _browsa_dump() -> dict:
                 "name": "Old chat",
                 "createdAt": 1_690_000_000_000,
                 "pinned": True,
-                "history": [{"role": "user", "content": "legacy hello"}, {"role": "assistant", "content": "legacy hi"}],
+                "history": [
+                    {"role": "user", "content": "legacy hello"},
+                    {"role": "assistant", "content": "legacy hi"},
+                ],
             },
             {
                 "id": "s2",
                 "name": "Paper",
                 "createdAt": 1_690_000_100_000,
                 "pinned": False,
-                "history": [{"role": "user", "content": page}, {"role": "assistant", "content": "summary"}],
+                "history": [
+                    {"role": "user", "content": page},
+                    {"role": "assistant", "content": "summary"},
+                ],
             },
         ],
         "activeSessionId": "s2",
         "systemPrompt": "From browsa.",
         "maxHistoryEntries": 60,
         "fontSize": 13,
-        "attachSnapshots": {"auto::https://example.org/paper": {"hash": "abc", "length": 15000, "attachedAt": 1}},
+        "attachSnapshots": {
+            "auto::https://example.org/paper": {"hash": "abc", "length": 15000, "attachedAt": 1}
+        },
     }
 
 

@@ -10,7 +10,9 @@ from .output import echo_json, entry_view, render_entry
 
 @click.command("history")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (stable schema).")
-@click.option("--archived", is_flag=True, help="Show the archive (entries dropped by the live window).")
+@click.option(
+    "--archived", is_flag=True, help="Show the archive (entries dropped by the live window)."
+)
 @pass_ctx
 def history_cmd(ctx, as_json: bool, archived: bool) -> None:  # noqa: ANN001
     """Show the live history (images as sizes, never base64)."""

@@ -68,7 +68,10 @@ def save_cmd(ctx, name: str | None, as_json: bool) -> None:  # noqa: ANN001
     """Save the live conversation as a new session (NAME or an automatic name)."""
     row = ctx.store().sessions.save(name)
     if row is None:
-        raise InvalidValue("the live history is empty; there is nothing to save", hint="chat or attach something first")
+        raise InvalidValue(
+            "the live history is empty; there is nothing to save",
+            hint="chat or attach something first",
+        )
     echo_json(row) if as_json else click.echo(f"saved {row['id']}  {row['name']}")
 
 
@@ -151,7 +154,9 @@ def show_cmd(ctx, session_id: str, as_json: bool) -> None:  # noqa: ANN001
     if as_json:
         echo_json({**got, "history": views})
         return
-    click.echo(f"{got['name']}  ({got['id']}, {_when(got['createdAt'])}{', pinned' if got['pinned'] else ''})")
+    click.echo(
+        f"{got['name']}  ({got['id']}, {_when(got['createdAt'])}{', pinned' if got['pinned'] else ''})"
+    )
     for v in views:
         click.echo(render_entry(v))
 

@@ -21,9 +21,21 @@ def _markdown(title: str, entries: list[dict]) -> str:
 
 
 @click.command("export")
-@click.option("--session", "session_id", metavar="ID", help="Export one saved session instead of the whole profile.")
-@click.option("--format", "fmt", type=click.Choice(["json", "md"]), default="json", show_default=True)
-@click.option("-o", "--output", type=click.Path(dir_okay=False, writable=True), help="Write to FILE instead of stdout.")
+@click.option(
+    "--session",
+    "session_id",
+    metavar="ID",
+    help="Export one saved session instead of the whole profile.",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["json", "md"]), default="json", show_default=True
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, writable=True),
+    help="Write to FILE instead of stdout.",
+)
 @pass_ctx
 def export_cmd(ctx, session_id: str | None, fmt: str, output: str | None) -> None:  # noqa: ANN001
     """Export the profile (JSON round-trips exactly through `import`) or one session."""
@@ -31,8 +43,15 @@ def export_cmd(ctx, session_id: str | None, fmt: str, output: str | None) -> Non
     if session_id:
         data = store.sessions.get(session_id)
         if data is None:
-            raise InvalidValue(f"no saved session with id {session_id!r}", hint="list ids with `chatkeep sessions list`")
-        text = _markdown(data["name"], data["history"]) if fmt == "md" else json.dumps(data, ensure_ascii=False)
+            raise InvalidValue(
+                f"no saved session with id {session_id!r}",
+                hint="list ids with `chatkeep sessions list`",
+            )
+        text = (
+            _markdown(data["name"], data["history"])
+            if fmt == "md"
+            else json.dumps(data, ensure_ascii=False)
+        )
     else:
         data = store.export_data()
         text = (
@@ -70,7 +89,10 @@ def import_cmd(ctx, file: str, source: str, replace: bool, as_json: bool) -> Non
             with open(file, encoding="utf-8") as fh:
                 data = json.load(fh)
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InvalidValue(f"cannot read {file} as JSON: {exc}", hint="pass a file written by `chatkeep export` or a browsa dump") from None
+        raise InvalidValue(
+            f"cannot read {file} as JSON: {exc}",
+            hint="pass a file written by `chatkeep export` or a browsa dump",
+        ) from None
     report = ctx.store().import_data(data, source=source, replace=replace)
     if as_json:
         click.echo(json.dumps(report))

@@ -121,7 +121,9 @@ def validate_entry(entry: Any, index: int | None = None) -> None:
         raise InvalidEntry(f"{where} must be an object, got {type(entry).__name__}", field=where)
     role = entry.get("role")
     if role not in ROLES:
-        raise InvalidEntry(f"{where}.role must be 'user' or 'assistant', got {role!r}", field="role")
+        raise InvalidEntry(
+            f"{where}.role must be 'user' or 'assistant', got {role!r}", field="role"
+        )
     if "content" not in entry:
         raise InvalidEntry(f"{where}.content is missing", field="content")
     content = entry["content"]
@@ -157,7 +159,8 @@ def validate_entry(entry: Any, index: int | None = None) -> None:
                     )
             else:
                 raise InvalidEntry(
-                    f"{where}.{pf}.type must be 'text' or 'image_url', got {ptype!r}", field=f"{pf}.type"
+                    f"{where}.{pf}.type must be 'text' or 'image_url', got {ptype!r}",
+                    field=f"{pf}.type",
                 )
     elif not isinstance(content, str):
         raise InvalidEntry(
@@ -168,15 +171,21 @@ def validate_entry(entry: Any, index: int | None = None) -> None:
         raise InvalidEntry(f"{where}.attachId must be a string", field="attachId")
     vs = entry.get("videoSrc")
     if "videoSrc" in entry and not (
-        isinstance(vs, dict) and isinstance(vs.get("platform"), str) and isinstance(vs.get("url"), str)
+        isinstance(vs, dict)
+        and isinstance(vs.get("platform"), str)
+        and isinstance(vs.get("url"), str)
     ):
-        raise InvalidEntry(f"{where}.videoSrc must be {{platform: str, url: str}}", field="videoSrc")
+        raise InvalidEntry(
+            f"{where}.videoSrc must be {{platform: str, url: str}}", field="videoSrc"
+        )
     for flag in ("imagesSeen", "summarized", "interrupted"):
         if flag in entry and not isinstance(entry[flag], bool):
             raise InvalidEntry(f"{where}.{flag} must be true or false", field=flag)
     prov = entry.get("provider")
     if "provider" in entry and not (
-        isinstance(prov, dict) and isinstance(prov.get("name"), str) and isinstance(prov.get("model"), str)
+        isinstance(prov, dict)
+        and isinstance(prov.get("name"), str)
+        and isinstance(prov.get("model"), str)
     ):
         raise InvalidEntry(f"{where}.provider must be {{name: str, model: str}}", field="provider")
     for key, value in entry.items():

@@ -40,7 +40,9 @@ def _encode_entry(entry: Any, index: int | None = None) -> tuple[str, dict[str, 
         text, blobs = codec.encode(entry)
     except InvalidValue as exc:
         where = "entry" if index is None else f"entry[{index}]"
-        raise InvalidEntry(f"{where} is not JSON-compatible: {exc.message}", field="content") from None
+        raise InvalidEntry(
+            f"{where} is not JSON-compatible: {exc.message}", field="content"
+        ) from None
     return text, blobs, text_length(entry)
 
 
@@ -52,7 +54,11 @@ def _setting(values: dict[str, Any], key: str) -> int:
 
 
 def _readable(value: Any) -> bool:
-    return isinstance(value, dict) and value.get("role") in ("user", "assistant") and "content" in value
+    return (
+        isinstance(value, dict)
+        and value.get("role") in ("user", "assistant")
+        and "content" in value
+    )
 
 
 class History:

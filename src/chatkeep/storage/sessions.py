@@ -89,7 +89,9 @@ def _clean_index(value: Any) -> RowList:
 
 def _check_name(name: Any) -> str:
     if not isinstance(name, str) or not name.strip():
-        raise InvalidValue("a session name must be a non-empty string", hint="pass a name with some text")
+        raise InvalidValue(
+            "a session name must be a non-empty string", hint="pass a name with some text"
+        )
     return name[:SESSION_NAME_MAX]
 
 
@@ -179,7 +181,8 @@ class Sessions:
         if not isinstance(cap, int) or isinstance(cap, bool) or cap <= 0 or len(index) <= cap:
             return index
         unpinned = sorted(
-            (r for r in index if not r.get("pinned") and r["id"] != keep), key=lambda r: _num(r.get("createdAt"))
+            (r for r in index if not r.get("pinned") and r["id"] != keep),
+            key=lambda r: _num(r.get("createdAt")),
         )
         excess = len(index) - cap
         evict = {r["id"] for r in unpinned[:excess]}

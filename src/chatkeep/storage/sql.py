@@ -193,7 +193,9 @@ class Tx:
             return
         for i in range(0, len(keys), 500):
             chunk = list(keys[i : i + 500])
-            self.run(f"DELETE FROM ck_kv WHERE profile=? AND key IN ({self.marks(len(chunk))})", chunk)
+            self.run(
+                f"DELETE FROM ck_kv WHERE profile=? AND key IN ({self.marks(len(chunk))})", chunk
+            )
         self.gc(self.drop_refs(["k:" + k for k in keys]))
 
     def kv_keys(self, prefix: str = "") -> list[str]:
@@ -237,7 +239,8 @@ class Tx:
         for i in range(0, len(positions), 500):
             chunk = list(positions[i : i + 500])
             self.run(
-                f"DELETE FROM ck_history WHERE profile=? AND pos IN ({self.marks(len(chunk))})", chunk
+                f"DELETE FROM ck_history WHERE profile=? AND pos IN ({self.marks(len(chunk))})",
+                chunk,
             )
         self.gc(self.drop_refs([f"h:{p}" for p in positions]))
 
@@ -270,7 +273,9 @@ class Tx:
         ]
 
     def archive_rows(self) -> list[str]:
-        return [r[0] for r in self.rows("SELECT value FROM ck_archive WHERE profile=? ORDER BY seq")]
+        return [
+            r[0] for r in self.rows("SELECT value FROM ck_archive WHERE profile=? ORDER BY seq")
+        ]
 
     def archive_count(self) -> int:
         return int(self.rows("SELECT count(*) FROM ck_archive WHERE profile=?")[0][0])
@@ -291,7 +296,14 @@ class Tx:
         return True
 
     def wipe_profile(self) -> None:
-        for table in ("ck_kv", "ck_history", "ck_archive", "ck_history_state", "ck_blob_refs", "ck_blobs"):
+        for table in (
+            "ck_kv",
+            "ck_history",
+            "ck_archive",
+            "ck_history_state",
+            "ck_blob_refs",
+            "ck_blobs",
+        ):
             self.run(f"DELETE FROM {table} WHERE profile=?")
 
     def sizes(self) -> dict[str, int]:
@@ -304,5 +316,7 @@ class Tx:
             "historyBytes": one("SELECT sum(length(value)) FROM ck_history WHERE profile=?"),
             "archiveBytes": one("SELECT sum(length(value)) FROM ck_archive WHERE profile=?"),
             "blobs": one("SELECT count(*) FROM ck_blobs WHERE profile=?"),
-            "blobBytes": one(f"SELECT sum({self._b.bytes_len}(data)) FROM ck_blobs WHERE profile=?"),
+            "blobBytes": one(
+                f"SELECT sum({self._b.bytes_len}(data)) FROM ck_blobs WHERE profile=?"
+            ),
         }

@@ -88,7 +88,9 @@ def import_profile(
         )
     if source == "chatkeep":
         if data.get("format") != EXPORT_FORMAT:
-            raise InvalidValue("not a chatkeep export (missing format field)", hint="try --from browsa")
+            raise InvalidValue(
+                "not a chatkeep export (missing format field)", hint="try --from browsa"
+            )
         if data.get("version") != EXPORT_VERSION:
             raise InvalidValue(f"unsupported chatkeep export version {data.get('version')!r}")
         local = _check_local(data.get("local", {}), "local")
