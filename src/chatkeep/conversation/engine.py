@@ -1,0 +1,439 @@
+"""The chat engine behind ``store.chat`` (SPEC §3.5, §6.1, §7.2–7.4), shared by the CLI and the
+web panel.
+
+``Chat(store, *, retries=2, retry_delay=1.0, sleep=time.sleep, env=None)``
+
+* ``send(text, images=(), provider=None, model=None, *, on_delta=None, on_notice=None,
+  cancel=None, discard_partial=False) -> Reply`` — one turn:
+
+  1. the provider card is resolved from ``store.get_all()`` (``provider``/``model`` override
+     ``activeProvider``/``activeModel``) and the user entry is built (image cap, §5.5); bad input
+     or configuration raises before anything is written;
+  2. ``history.read()`` → the wire request of the card's style (aging and seen-image labels are
+     applied by the builder, storage untouched) with ``systemPrompt`` + ``replyLanguage``;
+  3. exactly **one** user entry is appended, then the reply streams (``on_delta(text)`` per
+     piece); network errors and HTTP 429 are retried ``retries`` times (delay × attempt, only
+     while no text arrived; ``on_notice`` hears "retrying");
+  4. on ``ContextOverflow`` before any text, once per turn: the request is rebuilt from
+     ``stub_oversized_attachments(history)`` and sent again at once (``on_notice`` hears
+     "attachment trimmed to fit, retrying"); a second failure reaches the caller;
+  5. success → in one history-lock write: the assistant entry (with ``provider``) right after the
+     turn's user entry, the rescue stubs by ``attachId`` (text only, image parts kept — only now,
+     after the rescued turn succeeded), and ``imagesSeen`` on the image-bearing entries up to the
+     user entry (§5.1).
+
+  A failure raises the typed error (``ProviderError`` & co., with ``hint``) and leaves the user
+  entry alone: no assistant entry, storage otherwise untouched. A stop (``cancel`` set, or
+  :meth:`Chat.stop`) keeps the partial answer with ``interrupted: true`` unless
+  ``discard_partial``; an interrupted turn does not stamp images seen. An empty reply stores
+  nothing (warning). When the user switched session while the reply streamed (the live history
+  no longer holds the turn's user entry, or ``activeSessionId`` changed from a non-empty id),
+  the reply goes to the session the turn started in through ``sessions.append`` (the user entry
+  too when that body lacks it), never into the new conversation.
+* ``edit_and_resend(i, text, images=None, ...)`` and ``regenerate(...)`` (SPEC §3.5): the card and
+  the new entry are checked first, then ``truncate_from(i)`` removes entry ``i`` and everything
+  after it, then the turn runs as ``send`` — a single new user entry at ``i`` on every path,
+  failures included. ``images=None`` keeps the edited entry's images. ``regenerate`` re-sends the
+  last user entry that is not an attachment (text and images).
+* ``stop() -> int`` sets the cancel event of every turn in flight.
+
+``Reply.stats`` compares the request with the previous request this engine sent (§6.4).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ContextOverflow, InvalidValue
+from ..providers import (
+    Card,
+    Done,
+    TextDelta,
+    resolve_provider,
+    stream_with_retries,
+    truncation_warning,
+)
+from ..rules.accounting import request_stats
+from ..rules.context import stub_oversized_attachments
+from ..rules.entries import Entry, entry_text, is_attachment
+from ..rules.wire import WireRequest, build_request
+from .turn import (
+    Reply,
+    apply_stubs,
+    build_user_entry,
+    entry_images,
+    find_entry,
+    stamp_up_to,
+    system_prompt,
+)
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+__all__ = ["RESCUE_NOTICE", "Chat"]
+
+RESCUE_NOTICE = "attachment trimmed to fit, retrying"
+EMPTY_REPLY_WARNING = "the model returned an empty reply; nothing was stored (regenerate to retry)"
+LOST_WARNING = (
+    "the conversation this reply belongs to was cleared while it streamed; the reply was not stored"
+)
+_SESSION_SCAN = 20
+
+Callback = Callable[[str], object] | None
+
+
+@dataclass
+class _Turn:
+    card: Card
+    user_entry: Entry
+    system: str
+    warnings: list[str] = field(default_factory=list)
+    dropped: int = 0
+
+
+@dataclass
+class _Outcome:
+    done: Done
+    request: WireRequest
+    changed: list[dict[str, Any]]
+
+
+class _Produced:
+    """Whether any text reached the caller during the current stream."""
+
+    def __init__(self) -> None:
+        self.value = False
+
+
+class Chat:
+    """The conversation engine bound to one store (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        retries: int = 2,
+        retry_delay: float = 1.0,
+        sleep: Callable[[float], object] = time.sleep,
+        env: dict[str, str] | None = None,
+    ) -> None:
+        self.store = store
+        self.retries = retries
+        self.retry_delay = retry_delay
+        self.sleep = sleep
+        self.env = env
+        self._lock = threading.Lock()
+        self._cancels: set[threading.Event] = set()
+        self._previous: dict[str, Any] | None = None
+
+    # -- public -----------------------------------------------------------------------------
+    def send(
+        self,
+        text: str,
+        images: Iterable[Any] = (),
+        provider: str | None = None,
+        model: str | None = None,
+        *,
+        on_delta: Callback = None,
+        on_notice: Callback = None,
+        cancel: threading.Event | None = None,
+        discard_partial: bool = False,
+    ) -> Reply:
+        """One turn: one user entry, the streamed reply, one assistant entry (module docstring)."""
+        turn = self._prepare(text, images, provider, model)
+        return self._run(turn, on_delta, on_notice, cancel, discard_partial)
+
+    def edit_and_resend(
+        self,
+        i: int,
+        text: str,
+        images: Iterable[Any] | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        *,
+        on_delta: Callback = None,
+        on_notice: Callback = None,
+        cancel: threading.Event | None = None,
+        discard_partial: bool = False,
+    ) -> Reply:
+        """Replace user entry ``i`` and everything after it by a new turn with ``text``."""
+        original = self._user_entry_at(i)
+        pics = entry_images(original) if images is None else images
+        turn = self._prepare(text, pics, provider, model)
+        self._truncate(i, original)
+        return self._run(turn, on_delta, on_notice, cancel, discard_partial)
+
+    def regenerate(
+        self,
+        provider: str | None = None,
+        model: str | None = None,
+        *,
+        on_delta: Callback = None,
+        on_notice: Callback = None,
+        cancel: threading.Event | None = None,
+        discard_partial: bool = False,
+    ) -> Reply:
+        """Send the last question again in place of its answer (SPEC §3.5)."""
+        history = self.store.history.read()
+        i = next(
+            (
+                k
+                for k in range(len(history) - 1, -1, -1)
+                if history[k].get("role") == "user" and not is_attachment(history[k])
+            ),
+            -1,
+        )
+        if i < 0:
+            raise InvalidValue("there is no question to regenerate", hint="send a message first")
+        original = history[i]
+        turn = self._prepare(entry_text(original), entry_images(original), provider, model)
+        self._truncate(i, original)
+        return self._run(turn, on_delta, on_notice, cancel, discard_partial)
+
+    def stop(self) -> int:
+        """Stop every turn in flight; returns how many were signalled."""
+        with self._lock:
+            events = list(self._cancels)
+        for event in events:
+            event.set()
+        return len(events)
+
+    # -- preparation ------------------------------------------------------------------------
+    def _prepare(
+        self, text: str, images: Iterable[Any], provider: str | None, model: str | None
+    ) -> _Turn:
+        settings = self.store.get_all()
+        card = resolve_provider(settings, provider, model, env=self.env)
+        entry, dropped, note = build_user_entry(text, images)
+        return _Turn(
+            card=card,
+            user_entry=entry,
+            system=system_prompt(settings),
+            warnings=[note] if note else [],
+            dropped=dropped,
+        )
+
+    def _user_entry_at(self, i: int) -> Entry:
+        history = self.store.history.read()
+        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(history):
+            raise InvalidValue(
+                f"no history entry at index {i!r} (the live history has {len(history)})",
+                hint="see `chatkeep history` for the indexes",
+            )
+        entry = history[i]
+        if entry.get("role") != "user" or is_attachment(entry):
+            raise InvalidValue(
+                f"entry {i} is not a message you wrote", hint="only your own messages can be edited"
+            )
+        return entry
+
+    def _truncate(self, i: int, original: Entry) -> None:
+        def fn(entries: list[Entry]) -> list[Entry] | None:
+            if i >= len(entries) or entries[i] != original:
+                raise InvalidValue(
+                    f"entry {i} changed before it could be replaced; nothing was sent",
+                    hint="look at the history again and retry",
+                )
+            return entries[:i]
+
+        self.store.history.mutate(fn)
+
+    def _build(self, turn: _Turn, history: list[Entry]) -> WireRequest:
+        card = turn.card
+        return build_request(
+            card.style,
+            history,
+            user_entry=turn.user_entry,
+            system_prompt=turn.system,
+            model=card.model,
+            base_url=card.base_url,
+            temperature=card.temperature,
+            max_tokens=card.max_tokens,
+            stream=card.stream,
+        )
+
+    # -- the turn ---------------------------------------------------------------------------
+    def _run(
+        self,
+        turn: _Turn,
+        on_delta: Callback,
+        on_notice: Callback,
+        cancel: threading.Event | None,
+        discard_partial: bool,
+    ) -> Reply:
+        cancel = cancel if cancel is not None else threading.Event()
+        warnings = list(turn.warnings)
+
+        def notify(message: str) -> None:
+            warnings.append(message)
+            if on_notice is not None:
+                on_notice(message)
+
+        for note in turn.warnings:
+            if on_notice is not None:
+                on_notice(note)
+        with self._lock:
+            self._cancels.add(cancel)
+        try:
+            start_session = self.store.sessions.active_id()
+            history = self.store.history.read()
+            request = self._build(turn, history)
+            self.store.history.append(turn.user_entry)
+            outcome = self._call(turn, history, request, cancel, on_delta, notify)
+        finally:
+            with self._lock:
+                self._cancels.discard(cancel)
+        done = outcome.done
+        stats = request_stats(outcome.request, self._previous)
+        self._previous = outcome.request.body
+        warning = truncation_warning(stats["estTokens"], done.usage)
+        if warning:
+            notify(warning)
+        if done.finish_reason in ("length", "max_tokens", "max_output_tokens"):
+            notify("the reply hit the model's output limit and may be cut short")
+        card = turn.card
+        reply = Reply(
+            text=done.text,
+            provider=card.name,
+            model=card.model,
+            usage=done.usage,
+            interrupted=done.interrupted,
+            warnings=warnings,
+            stats=stats,
+            response_id=done.response_id,
+            finish_reason=done.finish_reason,
+            rescued=bool(outcome.changed),
+            dropped_images=turn.dropped,
+            landed="none",
+        )
+        if done.interrupted and (discard_partial or not done.text):
+            return reply
+        if not done.text:
+            notify(EMPTY_REPLY_WARNING)
+            return reply
+        assistant: Entry = {
+            "role": "assistant",
+            "content": done.text,
+            "provider": {"name": card.name, "model": card.model},
+        }
+        if done.interrupted:
+            assistant["interrupted"] = True
+        reply.landed, reply.session_id = self._land(
+            turn.user_entry, assistant, start_session, outcome.changed, not done.interrupted
+        )
+        if reply.landed == "none":
+            notify(LOST_WARNING)
+        return reply
+
+    def _stream(
+        self,
+        card: Card,
+        request: WireRequest,
+        cancel: threading.Event,
+        on_delta: Callback,
+        notify: Callable[[str], None],
+        produced: _Produced,
+    ) -> Done:
+        def on_retry(attempt: int, error: BaseException) -> None:
+            notify(f"the provider did not answer ({error}); retrying ({attempt}/{self.retries})")
+
+        for event in stream_with_retries(
+            card,
+            request.body,
+            cancel=cancel,
+            retries=self.retries,
+            delay=self.retry_delay,
+            sleep=self.sleep,
+            on_retry=on_retry,
+        ):
+            if isinstance(event, TextDelta):
+                produced.value = True
+                if on_delta is not None:
+                    on_delta(event.text)
+            else:
+                return event
+        return Done("", interrupted=cancel.is_set())  # pragma: no cover - adapters end with Done
+
+    def _call(
+        self,
+        turn: _Turn,
+        history: list[Entry],
+        request: WireRequest,
+        cancel: threading.Event,
+        on_delta: Callback,
+        notify: Callable[[str], None],
+    ) -> _Outcome:
+        produced = _Produced()
+        try:
+            done = self._stream(turn.card, request, cancel, on_delta, notify, produced)
+            return _Outcome(done, request, [])
+        except ContextOverflow:
+            if produced.value:
+                raise
+            stubbed, changed = stub_oversized_attachments(history)
+            if not changed:
+                raise
+        notify(RESCUE_NOTICE)
+        rescued = self._build(turn, stubbed)
+        done = self._stream(turn.card, rescued, cancel, on_delta, notify, _Produced())
+        # A stopped rescue keeps its partial answer but does not persist the stubs.
+        return _Outcome(done, rescued, [] if done.interrupted else changed)
+
+    # -- landing ----------------------------------------------------------------------------
+    def _land(
+        self,
+        user_entry: Entry,
+        assistant: Entry,
+        start_session: str,
+        changed: list[dict[str, Any]],
+        stamp: bool,
+    ) -> tuple[str, str | None]:
+        sessions = self.store.sessions
+        end_session = sessions.active_id()
+        same = end_session == start_session or not start_session
+        landed = False
+
+        def fn(entries: list[Entry]) -> list[Entry] | None:
+            nonlocal landed
+            j = find_entry(entries, user_entry) if same else -1
+            if j < 0:
+                return None
+            new = [*entries[: j + 1], assistant, *entries[j + 1 :]]
+            if changed:
+                new = apply_stubs(new, changed)
+            if stamp:
+                new = stamp_up_to(new, j + 1)
+            landed = True
+            return new
+
+        self.store.history.mutate(fn)
+        if landed:
+            return "live", end_session or None
+        target = self._origin_session(start_session, user_entry)
+        if target is None:
+            return "none", None
+        session_id, has_user = target
+        if not has_user:
+            sessions.append(session_id, user_entry)
+        sessions.append(session_id, assistant)
+        return "session", session_id
+
+    def _origin_session(self, start_session: str, user_entry: Entry) -> tuple[str, bool] | None:
+        """The saved session the turn started in, and whether its body holds the user entry."""
+        sessions = self.store.sessions
+        if start_session:
+            row = sessions.get(start_session)
+            if row is None:
+                return None
+            return start_session, find_entry(row["history"], user_entry) >= 0
+        # The turn started in an unsaved conversation that was saved (``new()``) meanwhile.
+        rows = sorted(sessions.index(), key=lambda r: r.get("createdAt") or 0, reverse=True)
+        for row in rows[:_SESSION_SCAN]:
+            body = sessions.get(row["id"])
+            if body is not None and find_entry(body["history"], user_entry) >= 0:
+                return row["id"], True
+        return None

@@ -1,0 +1,238 @@
+"""Attachment auto-summary (SPEC §7.5): condense a large stored attachment in the background.
+
+* ``summarize_attachment(store, attach_id, *, provider=None, model=None, retries=2,
+  retry_delay=1.0, sleep=time.sleep, max_workers=4) -> bool`` — synchronous. Reads the
+  attachment by ``attachId`` from the live history, splits its body (the text after the
+  ``---`` header) with :func:`~chatkeep.conversation.chunking.chunk_text` (≤ 12,000 chars),
+  condenses the chunks in parallel and, when there is more than one, merges them with one more
+  call — through the active provider (or ``provider``/``model``) in its own API style, with the
+  prompt family of the attachment (:mod:`~chatkeep.conversation.prompts`). A PDF's
+  ``## Figures`` section is kept verbatim after the summary so figure labels survive.
+  The write-back runs under the history lock, by ``attachId``: when the entry is gone or changed
+  meanwhile nothing is written. The new text is the same header, then
+  ``[chatkeep: auto-condensed from <N> chars — some detail may be lost]`` (``N`` = characters of
+  the raw attachment text, with thousands separators), a blank line and the summary; image parts
+  are re-interleaved at their ``[图k]`` anchors (else appended in order) and the entry gets
+  ``summarized: true``; other fields are kept. Returns ``True`` when written. Any failure (no
+  provider, HTTP error, blank summary, ...) writes nothing and returns ``False``.
+* ``should_summarize(settings, entry) -> bool`` — ``autoSummarizeAttachments`` is on, the entry
+  is an unsummarized attachment with an ``attachId``, and its text is longer than
+  ``summarizeThresholdChars`` (0 → 100,000).
+* ``summarize_in_background(store, attach_id, *, force=False, **options) -> SummaryJob | None``
+  — the ``summarize(store, attach_id)`` callback for attach code: call it after the raw entry is
+  stored; it starts a :class:`SummaryJob` thread when :func:`should_summarize` says so (or
+  ``force``) and returns it (``join()`` it to wait; ``written``/``error`` tell the outcome).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from ..constants import DEFAULT_SUMMARIZE_THRESHOLD
+from ..providers import Card, complete, resolve_provider
+from ..rules.entries import Entry, is_attachment, is_image_part, is_text_part, text_length
+from ..rules.images import interleave_image_parts
+from ..rules.wire import build_request
+from .chunking import DEFAULT_CHUNK_CHARS, chunk_text
+from .prompts import SYSTEM, attachment_kind, chunk_prompt, merge_prompt
+
+if TYPE_CHECKING:
+    from ..store import Store
+
+__all__ = [
+    "SummaryJob",
+    "condensed_text",
+    "should_summarize",
+    "summarize_attachment",
+    "summarize_in_background",
+]
+
+log = logging.getLogger("chatkeep.summary")
+
+_HEADER_RE = re.compile(r"\A(.*?\n---\n(?:\n)?)", re.S)
+_TITLE_RE = re.compile(r"^Title: (.*)$", re.M)
+_FIGURES = "\n\n## Figures\n"
+
+
+def _raw_text(entry: Entry) -> str:
+    content = entry.get("content")
+    if isinstance(content, str):
+        return content
+    return "".join(p.get("text", "") for p in content or [] if is_text_part(p))
+
+
+def _split(text: str) -> tuple[str, str, str]:
+    """``(header, body, figures)``: ``header + body + figures == text``."""
+    m = _HEADER_RE.match(text)
+    if m:
+        header = m.group(1)
+    else:
+        first, sep, _ = text.partition("\n")
+        header = first + sep
+    body = text[len(header) :]
+    cut = body.rfind(_FIGURES)
+    if cut < 0:
+        return header, body, ""
+    return header, body[:cut], body[cut:]
+
+
+def condensed_text(text: str, summary: str) -> str:
+    """The attachment text after its summary: same header, banner, summary, figures kept."""
+    header, _body, figures = _split(text)
+    banner = f"[chatkeep: auto-condensed from {len(text):,} chars — some detail may be lost]"
+    return f"{header}{banner}\n\n{summary.strip()}{figures}"
+
+
+def should_summarize(settings: dict[str, Any], entry: Entry | None) -> bool:
+    """Whether ``entry`` is an attachment the settings want condensed (module docstring)."""
+    if not entry or not settings.get("autoSummarizeAttachments", True):
+        return False
+    if not is_attachment(entry) or not entry.get("attachId") or entry.get("summarized"):
+        return False
+    threshold = settings.get("summarizeThresholdChars") or 0
+    if not isinstance(threshold, int) or isinstance(threshold, bool) or threshold <= 0:
+        threshold = DEFAULT_SUMMARIZE_THRESHOLD
+    return text_length(entry) > threshold
+
+
+def _find(entries: list[Entry], attach_id: str) -> int:
+    return next((i for i, e in enumerate(entries) if e.get("attachId") == attach_id), -1)
+
+
+def _ask(card: Card, prompt: str, call: Callable[[Card, dict[str, Any]], Any]) -> str:
+    request = build_request(
+        card.style,
+        [],
+        user_entry={"role": "user", "content": prompt},
+        system_prompt=SYSTEM,
+        model=card.model,
+        base_url=card.base_url,
+        temperature=card.temperature,
+        max_tokens=card.max_tokens,
+        stream=card.stream,
+    )
+    done = call(card, request.body)
+    if done.interrupted:
+        raise RuntimeError("the summary call was interrupted")
+    return done.text.strip()
+
+
+def summarize_attachment(
+    store: Store,
+    attach_id: str,
+    *,
+    provider: str | None = None,
+    model: str | None = None,
+    retries: int = 2,
+    retry_delay: float = 1.0,
+    sleep: Callable[[float], object] = time.sleep,
+    max_workers: int = 4,
+    chunk_chars: int = DEFAULT_CHUNK_CHARS,
+) -> bool:
+    """Condense attachment ``attach_id`` and write it back; ``True`` when written."""
+    try:
+        return _summarize(
+            store, attach_id, provider, model, retries, retry_delay, sleep, max_workers, chunk_chars
+        )
+    except Exception as exc:  # noqa: BLE001 - a failed summary must leave the raw entry alone
+        log.warning("auto-summary of attachment %s failed: %s", attach_id, exc)
+        return False
+
+
+def _summarize(
+    store: Store,
+    attach_id: str,
+    provider: str | None,
+    model: str | None,
+    retries: int,
+    retry_delay: float,
+    sleep: Callable[[float], object],
+    max_workers: int,
+    chunk_chars: int,
+) -> bool:
+    if not attach_id:
+        return False
+    entries = store.history.read()
+    i = _find(entries, attach_id)
+    if i < 0 or not is_attachment(entries[i]):
+        return False
+    original = entries[i]
+    text = _raw_text(original)
+    card = resolve_provider(store.get_all(), provider, model)
+    _header, body, _figures = _split(text)
+    chunks = chunk_text(body, chunk_chars)
+    if not chunks:
+        return False
+    kind = attachment_kind(original, text)
+    m = _TITLE_RE.search(_header)
+    title = m.group(1).strip() if m else ""
+
+    def call(c: Card, request_body: dict[str, Any]) -> Any:
+        return complete(c, request_body, retries=retries, delay=retry_delay, sleep=sleep)
+
+    prompts = [chunk_prompt(kind, c, k, len(chunks), title) for k, c in enumerate(chunks, 1)]
+    workers = max(1, min(max_workers, len(prompts)))
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="chatkeep-summary") as pool:
+        parts = list(pool.map(lambda p: _ask(card, p, call), prompts))
+    if any(not p for p in parts):
+        return False
+    summary = parts[0] if len(parts) == 1 else _ask(card, merge_prompt(kind, parts, title), call)
+    if not summary.strip():
+        return False
+    new_text = condensed_text(text, summary)
+    content = original.get("content")
+    images = [p for p in content if is_image_part(p)] if isinstance(content, list) else []
+    new_content = interleave_image_parts(new_text, images) if images else new_text
+    written = False
+
+    def fn(current: list[Entry]) -> list[Entry] | None:
+        nonlocal written
+        j = _find(current, attach_id)
+        if j < 0 or current[j] != original:
+            return None
+        out = list(current)
+        out[j] = {**original, "content": new_content, "summarized": True}
+        written = True
+        return out
+
+    store.history.mutate(fn)
+    return written
+
+
+class SummaryJob(threading.Thread):
+    """A background auto-summary; ``written`` (bool) is set when it ends, ``error`` on a crash."""
+
+    def __init__(self, store: Store, attach_id: str, **options: Any) -> None:
+        super().__init__(name=f"chatkeep-summary-{attach_id[:8]}", daemon=True)
+        self.store = store
+        self.attach_id = attach_id
+        self.options = options
+        self.written: bool | None = None
+        self.error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            self.written = summarize_attachment(self.store, self.attach_id, **self.options)
+        except BaseException as exc:  # noqa: BLE001 - reported through .error
+            self.error = exc
+            self.written = False
+
+
+def summarize_in_background(
+    store: Store, attach_id: str, *, force: bool = False, **options: Any
+) -> SummaryJob | None:
+    """Start the auto-summary of a stored attachment when the settings ask for it."""
+    if not force:
+        entries = store.history.read()
+        i = _find(entries, attach_id) if attach_id else -1
+        if i < 0 or not should_summarize(store.get_all(), entries[i]):
+            return None
+    job = SummaryJob(store, attach_id, **options)
+    job.start()
+    return job
