@@ -43,7 +43,7 @@ __all__ = ["KEY_PREFIX", "PurgeEvents", "SiteCache", "cache_key"]
 KEY_PREFIX = "sc_"
 _MAX_ID_CHARS = 200 - len(KEY_PREFIX)
 
-Listener = Callable[[str], None]
+Listener = Callable[[str], Any]
 Unsubscribe = Callable[[], None]
 Subscribe = Callable[[Listener], Unsubscribe]
 
