@@ -42,6 +42,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import ProviderConfigError
+from ..rules.wire.base import api_root  # one base-URL rule for requests and SDKs
 
 __all__ = [
     "DEFAULT_OPENAI_BASE_URL",
@@ -59,7 +60,6 @@ DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 ENV_CARD_NAME = "env"
 
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_VERSION_TAIL_RE = re.compile(r"/v\d+$")
 
 
 @dataclass(frozen=True)
@@ -74,14 +74,6 @@ class Card:
     temperature: float | None = None
     max_tokens: int | None = None
     stream: bool = True
-
-
-def api_root(base_url: str) -> str:
-    """``base_url`` without a trailing ``/``, ending in ``/v<digits>`` (``/v1`` appended if absent)."""
-    base = base_url.strip().rstrip("/")
-    if _VERSION_TAIL_RE.search(base):
-        return base
-    return base + "/v1"
 
 
 def sdk_base_url(card: Card) -> str:
