@@ -43,8 +43,8 @@ def figure_entries(seed: int = 7) -> list[Entry]:
     return out
 
 
-def figure_image_bytes(entries: list[Entry]) -> int:
-    """Decoded bytes of every image in ``entries`` (base64 payload × 3/4)."""
+def figure_image_bytes(entries: list[Entry], as_url: bool = False) -> int:
+    """Decoded bytes of every image in ``entries`` (or, ``as_url``, their data-URL chars)."""
     total = 0
     for e in entries:
         if isinstance(e["content"], list):
@@ -52,7 +52,7 @@ def figure_image_bytes(entries: list[Entry]) -> int:
                 if p.get("type") == "image_url":
                     url = p["image_url"]["url"] if isinstance(p["image_url"], dict) else p["image_url"]
                     payload = url.split(",", 1)[1]
-                    total += len(payload) * 3 // 4 - payload.count("=")
+                    total += len(url) if as_url else len(payload) * 3 // 4 - payload.count("=")
     return total
 
 

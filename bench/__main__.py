@@ -1,0 +1,178 @@
+"""``python -m bench``: chatkeep against the alternatives people use today, in one run.
+
+Installs nothing: the peers come from ``bench/requirements.txt`` (``pip install -r``); a peer
+that is missing or breaks shows its reason in the table instead of a figure. Prints the
+per-turn request table, then one summary table: for each figure every system's median, the
+ratio chatkeep/system measured side by side in this run, and the target with its verdict for
+chatkeep. Timings are reported, never asserted. ``--json PATH`` also writes every median.
+
+Run: ``python -m bench [--rounds N] [--save-rounds N] [--sessions N] [--seed N] [--json PATH]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from typing import Any
+
+from bench import compare
+
+STORAGE = ("chatkeep", "openai-agents", "langgraph", "json-blob")
+REQUEST = {"chatkeep": "chatkeep", "window": "chatkeep (live window)", "naive": "naive resend", "trim": "trim_messages"}
+
+
+def _t(s: float | None) -> str:
+    if s is None:
+        return "—"
+    return f"{s * 1e3:,.1f} ms" if s >= 1e-3 else f"{s * 1e6:,.0f} µs"
+
+
+def _b(n: float | None) -> str:
+    if n is None:
+        return "—"
+    return f"{n / 1e6:,.2f} MB" if abs(n) >= 1e6 else f"{n / 1e3:,.1f} KB"
+
+
+def _storage_rows(st: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
+    med, notes = st["medians"], st["notes"]
+    rows: list[tuple[str, str, str, str, str, str]] = []
+
+    def get(peer: str, fig: str) -> float | None:
+        return med.get(peer, {}).get(fig)
+
+    def why(peer: str, fig: str) -> str:
+        n = notes.get(peer, {})
+        return n.get("*") or n.get(fig) or "no figure"
+
+    def figure(label: str, fig: str, fmt: Any, target: str = "", verdict: str = "") -> None:
+        ck = get("chatkeep", fig)
+        for i, peer in enumerate(STORAGE):
+            v = get(peer, fig)
+            ratio = f"{ck / v:.2f}" if ck is not None and v else ("—" if v is not None else "")
+            value = fmt(v) if v is not None else f"n/a: {why(peer, fig)}"
+            if v is not None and fig in notes.get(peer, {}):
+                value += f" ({notes[peer][fig]})"
+            rows.append((label if i == 0 else "", peer, value, ratio if peer != "chatkeep" else "", target if i == 0 else "", verdict if i == 0 else ""))
+
+    a100, a5k = get("chatkeep", "append@100"), get("chatkeep", "append@5000")
+    figure("append one turn @100 entries", "append@100", _t)
+    others = [get(p, "append@5000") for p in STORAGE[1:]]
+    faster = a5k is not None and all(o is not None and a5k < o for o in others)
+    figure("append one turn @5,000 entries", "append@5000", _t, "faster than every storage peer", "met" if faster else "NOT met")
+    for peer in STORAGE:
+        p100, p5k = get(peer, "append@100"), get(peer, "append@5000")
+        if peer == "chatkeep" and a100 and a5k:
+            g = a5k / a100
+            rows.append(("append growth 5,000 / 100", peer, f"{g:.2f}×", "", "≤ 1.5×", "met" if g <= 1.5 else "NOT met"))
+        elif p100 and p5k:
+            rows.append(("", peer, f"{p5k / p100:.2f}×", "", "", ""))
+    s100, s5k = get("chatkeep", "append+seen@100"), get("chatkeep", "append+seen@5000")
+    if s100 and s5k:
+        rows.append(("extra: turn + mark_images_seen()", "chatkeep", f"{_t(s100)} @100, {_t(s5k)} @5,000 ({s5k / s100:.2f}×)", "", "", "not a target"))
+    figure("read history @5,000 entries", "read@5000", _t)
+    figure("read history, figure conversation", "read@figure", _t)
+    figure("get_all() vs peer settings read", "settings", _t)
+    figure("store figure conversation (30 turns)¹", "figure-build", _t)
+    figure("save session: time", "save-time", _t)
+    img = st["imageBytes"]
+    sb = get("chatkeep", "save-bytes")
+    share = (
+        f"{sb / img:.1%} of {_b(img)} decoded image bytes; {sb / st['imageUrlChars']:.1%} of their data URLs; "
+        f"the text alone is {st['textChars']:,} chars"
+        if sb is not None
+        else "—"
+    )
+    ok = "met" if sb is not None and sb <= 0.10 * img else "NOT met"
+    figure("save session: DB growth", "save-bytes", _b, "≤ 10% of image bytes", f"{ok} ({share})")
+    figure("disk after conversation + 1 save", "disk-figure", _b)
+    srch = get("chatkeep", "search")
+    worst = max((v for k, v in med.get("chatkeep", {}).items() if k.startswith("search:")), default=None)
+    figure("drawer search, 1,000 sessions", "search", _t, "< 50 ms median", ("met" if srch is not None and srch < 0.05 else "NOT met") + f" (slowest query {_t(worst)})")
+    figure("save session into that drawer: time", "drawer-save-time", _t)
+    figure("save session into that drawer: growth", "drawer-save-bytes", _b)
+    return rows
+
+
+def _request_rows(rq: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
+    tot = rq["totals"]
+    rows: list[tuple[str, str, str, str, str, str]] = []
+    ck, naive = tot["chatkeep"], tot["naive"]
+
+    def figure(label: str, key: str, fmt: Any, target: str = "", verdict: str = "", ratio: bool = True) -> None:
+        for i, sys_ in enumerate(REQUEST):
+            if sys_ not in tot:
+                rows.append((label if i == 0 else "", REQUEST[sys_], f"n/a: {rq['trimError']}", "", "", ""))
+                continue
+            v = tot[sys_][key]
+            r = f"{ck[key] / v:.2f}" if ratio and sys_ != "chatkeep" and v else ""
+            rows.append((label if i == 0 else "", REQUEST[sys_], fmt(v), r, target if i == 0 else "", verdict if i == 0 else ""))
+
+    share = ck["bytes"] / naive["bytes"]
+    figure("request bytes, 30 turns", "bytes", _b, "≤ 15% of naive", f"{'met' if share <= 0.15 else 'NOT met'} ({share:.1%})")
+    figure("images sent, 30 turns", "images", str)
+    met = ck["reusePrev"] >= 0.9
+    figure("turns reusing ≥ 90% of previous request", "reusePrev", "{:.0%}".format, "≥ 90% of turns", "met" if met else "NOT met (labels/aging breaks)", ratio=False)
+    figure("turns whose request is ≥ 90% reused prefix", "reuseCur", "{:.0%}".format, "", "", ratio=False)
+    figure(f"extra: reuse on {ck['calmTurns']} turns w/o label/aging", "reuseCalm", "{:.0%}".format, "", "not the target", ratio=False)
+    return rows
+
+
+def print_table(rows: list[tuple[str, ...]], head: tuple[str, ...]) -> None:
+    widths = [max(len(head[i]), *(len(r[i]) for r in rows)) for i in range(len(head))]
+    widths[2] = min(widths[2], 60)
+    line = "  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True))
+    print(line)
+    print("-" * len(line))
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+
+
+def print_turns(rq: dict[str, Any]) -> None:
+    print("\nPer turn — figure-heavy conversation (bytes · images · % of previous request reused)")
+    keys = [k for k in ("chatkeep", "trim", "naive") if k in rq["rows"][0]]
+    head = f"{'turn':>4} {'events':<10} {'breaks':<11}" + "".join(f" {REQUEST[k]:>29}" for k in keys)
+    print(head)
+    print("-" * len(head))
+    for r in rq["rows"]:
+        cells = "".join(
+            f" {r[k]['bytes']:>13,} {r[k]['images']:>4} {r[k]['prefixOfPrevious']:>9.1%}" for k in keys
+        )
+        print(f"{r['turn']:>4} {r['events']:<10} {r['breaks']:<11}{cells}")
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
+    ap.add_argument("--rounds", type=int, default=30, help="timed rounds per figure (default 30)")
+    ap.add_argument("--save-rounds", type=int, default=5, help="session saves per system (default 5)")
+    ap.add_argument("--sessions", type=int, default=1_000, help="saved sessions in the drawer")
+    ap.add_argument("--seed", type=int, default=7, help="seed of the figure-heavy conversation")
+    ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+
+    def log(msg: str) -> None:
+        print(f"[{time.perf_counter() - t0:6.1f} s] {msg}", file=sys.stderr, flush=True)
+
+    log("requests: replaying the figure-heavy conversation")
+    rq = compare.requests(args.seed)
+    with tempfile.TemporaryDirectory(prefix="chatkeep-bench-") as root:
+        st = compare.storage(root, args.rounds, args.save_rounds, args.sessions, log)
+    print_turns(rq)
+    print(f"\nSummary — medians of {args.rounds} rounds ({args.save_rounds} for saves); ratio = chatkeep / system")
+    head = ("figure", "system", "value", "ratio", "target (chatkeep)", "verdict")
+    print_table(_storage_rows(st) + _request_rows(rq), head)
+    print("¹ chatkeep also runs mark_images_seen() after every turn, as a send does; the peers only append.")
+    print("\nversions: " + "; ".join(f"{k} {v}" for k, v in st["versions"].items()) + "; langchain-core " + compare.P.version("langchain-core"))
+    log("done")
+    result = {"storage": st, "requests": {"totals": rq["totals"], "trimError": rq["trimError"]}}
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(result, fh, indent=1, default=str)
+    return result
+
+
+if __name__ == "__main__":
+    main()
