@@ -1,0 +1,158 @@
+"""``chatkeep provider add | use | list | remove`` (SPEC §7.1)."""
+
+from __future__ import annotations
+
+import click
+
+from ..errors import ProviderConfigError
+from .context import pass_ctx
+from .output import echo_json
+
+STYLES = ("chat", "responses", "anthropic")
+
+
+@click.group("provider")
+def provider_group() -> None:
+    """Model providers: add a card, pick the active one, list them."""
+
+
+@provider_group.command("add")
+@click.argument("name")
+@click.option("--style", type=click.Choice(STYLES), required=True, help="API style of the server.")
+@click.option("--base-url", required=True, help="API root, e.g. https://api.openai.com/v1.")
+@click.option("--model", required=True, help="Model id.")
+@click.option("--api-key-env", metavar="VAR", help="Environment variable holding the API key.")
+@click.option("--temperature", type=float)
+@click.option("--max-tokens", type=int)
+@click.option("--no-stream", is_flag=True, help="Ask for whole answers instead of streams.")
+@click.option(
+    "--use/--no-use",
+    "make_active",
+    default=None,
+    help="Make it the active provider (default: when it is the first).",
+)
+@pass_ctx
+def add_cmd(
+    ctx,
+    name: str,
+    style: str,
+    base_url: str,
+    model: str,
+    api_key_env: str | None,
+    temperature: float | None,
+    max_tokens: int | None,
+    no_stream: bool,
+    make_active: bool | None,
+) -> None:  # noqa: ANN001, E501
+    """Add (or replace) the provider card NAME. Keys are read from --api-key-env, never stored."""
+    from ..providers import validate_card
+
+    card = {"style": style, "baseUrl": base_url, "model": model, "stream": not no_stream}
+    if api_key_env:
+        card["apiKeyEnv"] = api_key_env
+    if temperature is not None:
+        card["temperature"] = temperature
+    if max_tokens is not None:
+        card["maxTokens"] = max_tokens
+    card = validate_card(card, name=name)
+    store = ctx.store()
+
+    def put(providers: object) -> dict:
+        cards = dict(providers) if isinstance(providers, dict) else {}
+        cards[name] = card
+        return cards
+
+    cards = store.local.modify("providers", put, default={})
+    active = store.get_all()["activeProvider"]
+    if make_active or (make_active is None and (not active or active not in cards)):
+        store.local.set({"activeProvider": name, "activeModel": ""})
+        active = name
+    click.echo(
+        f"added provider {name} ({style}, {model})" + (" — active" if active == name else "")
+    )
+
+
+@provider_group.command("use")
+@click.argument("name")
+@click.option("--model", help="Use this model instead of the card's own.")
+@pass_ctx
+def use_cmd(ctx, name: str, model: str | None) -> None:  # noqa: ANN001
+    """Make NAME the active provider (optionally with another model)."""
+    store = ctx.store()
+    cards = store.get_all()["providers"]
+    if name not in cards:
+        known = ", ".join(sorted(cards)) or "none yet"
+        raise ProviderConfigError(
+            f"no provider named {name!r} (known: {known})",
+            hint="add one with `chatkeep provider add NAME --style chat --base-url URL --model M`",
+        )
+    store.local.set({"activeProvider": name, "activeModel": model or ""})
+    click.echo(f"using {name}" + (f" with model {model}" if model else ""))
+
+
+@provider_group.command("remove")
+@click.argument("name")
+@pass_ctx
+def remove_cmd(ctx, name: str) -> None:  # noqa: ANN001
+    """Remove the provider card NAME."""
+    store = ctx.store()
+    found = False
+
+    def drop(providers: object) -> dict | None:
+        nonlocal found
+        if not isinstance(providers, dict) or name not in providers:
+            return None
+        found = True
+        return {k: v for k, v in providers.items() if k != name}
+
+    store.local.modify("providers", drop, default={})
+    if not found:
+        raise ProviderConfigError(
+            f"no provider named {name!r}", hint="see `chatkeep provider list`"
+        )
+    if store.get_all()["activeProvider"] == name:
+        store.local.set({"activeProvider": "", "activeModel": ""})
+    click.echo(f"removed {name}")
+
+
+@provider_group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (stable schema).")
+@pass_ctx
+def list_cmd(ctx, as_json: bool) -> None:  # noqa: ANN001
+    """List provider cards; the active one is marked."""
+    settings = ctx.store().get_all()
+    rows = [
+        {
+            "name": name,
+            "style": card.get("style", "chat"),
+            "baseUrl": card.get("baseUrl", ""),
+            "model": card.get("model", ""),
+            "apiKeyEnv": card.get("apiKeyEnv", ""),
+            "active": name == settings["activeProvider"],
+        }
+        for name, card in sorted(settings["providers"].items())
+        if isinstance(card, dict)
+    ]
+    if as_json:
+        echo_json(
+            {
+                "providers": rows,
+                "activeProvider": settings["activeProvider"],
+                "activeModel": settings["activeModel"],
+            }
+        )
+        return
+    if not rows:
+        click.echo(
+            "no providers yet; add one with `chatkeep provider add NAME --style chat --base-url URL --model M`"
+        )
+        click.echo("(without one, OPENAI_BASE_URL / OPENAI_API_KEY / CHATKEEP_MODEL are used)")
+        return
+    for r in rows:
+        mark = "*" if r["active"] else " "
+        model = settings["activeModel"] if r["active"] and settings["activeModel"] else r["model"]
+        key = f"  key from ${r['apiKeyEnv']}" if r["apiKeyEnv"] else ""
+        click.echo(f"{mark} {r['name']:<12} {r['style']:<10} {model:<24} {r['baseUrl']}{key}")
+
+
+COMMANDS = [provider_group]
