@@ -4,43 +4,16 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import chatkeep
+from clirun import chatkeep_exe, run
 from factories import assistant, attachment, image_entry, png_data_url, user
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "browsa-dump.json"
-
-
-def chatkeep_exe() -> str:
-    """The console script installed next to this interpreter (or on PATH)."""
-    beside = Path(sys.executable).with_name("chatkeep")
-    exe = str(beside) if beside.exists() else shutil.which("chatkeep")
-    assert exe, "the chatkeep console script is not installed"
-    return exe
-
-
-def run(
-    store_path: Path, *args: str, ok: bool = True, stdin: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    exe = chatkeep_exe()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CHATKEEP_")}
-    proc = subprocess.run(
-        [exe, "--store", str(store_path), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        input=stdin,
-        timeout=60,
-    )
-    if ok:
-        assert proc.returncode == 0, proc.stderr
-    return proc
 
 
 @pytest.fixture
