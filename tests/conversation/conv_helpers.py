@@ -17,7 +17,9 @@ class Sleeps:
         self.calls.append(seconds)
 
 
-def use_provider(store: Any, server: ProviderServer, style: str = "chat", name: str = "loop", **extra: Any) -> None:
+def use_provider(
+    store: Any, server: ProviderServer, style: str = "chat", name: str = "loop", **extra: Any
+) -> None:
     """Store a provider card pointing at ``server`` and make it the active one."""
     providers = store.local.get("providers") or {}
     providers[name] = {

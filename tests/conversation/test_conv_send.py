@@ -33,7 +33,11 @@ def test_every_style_sends_and_stores_one_turn(sqlite_store, provider_server, st
     assert reply.text == "Bonjour to you" and not reply.interrupted
     assert reply.provider == "loop" and reply.model == f"{style}-model"
     assert reply.usage and reply.usage["prompt_tokens"] > 0
-    path = {"chat": "/v1/chat/completions", "responses": "/v1/responses", "anthropic": "/v1/messages"}
+    path = {
+        "chat": "/v1/chat/completions",
+        "responses": "/v1/responses",
+        "anthropic": "/v1/messages",
+    }
     assert provider_server.paths() == [path[style]]
     raw = provider_server.requests[0].raw.decode()
     assert "hello there" in raw
@@ -110,7 +114,9 @@ def test_image_cap_drops_extras_and_notes_it(lite_chat, provider_server):
     entry = users(lite_chat.store)[0]
     sent = [p["image_url"]["url"] for p in entry["content"] if p["type"] == "image_url"]
     assert sent == images[:8]
-    assert entry["content"][0]["text"].startswith("look\n\n[chatkeep: 2 pasted images were not sent")
+    assert entry["content"][0]["text"].startswith(
+        "look\n\n[chatkeep: 2 pasted images were not sent"
+    )
     assert reply.dropped_images == 2 and any("2 pasted images" in w for w in reply.warnings)
     assert provider_server.requests[0].raw.count(b"data:image/png") == 8
 

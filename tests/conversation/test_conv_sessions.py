@@ -1,0 +1,105 @@
+"""A reply that finishes after a session switch lands in the session it started in (SPEC §7.2)."""
+
+from __future__ import annotations
+
+from factories import assistant, user
+
+from support.provider_server import Text
+
+
+def slow_text(text: str = "the late reply arrives in pieces") -> Text:
+    return Text(text, delay=0.01)
+
+
+def once(action):
+    """An on_delta callback that runs ``action`` at the first delta only."""
+    state = {"done": False}
+
+    def on_delta(_text: str) -> None:
+        if not state["done"]:
+            state["done"] = True
+            action()
+
+    return on_delta
+
+
+def test_new_session_mid_stream_sends_the_reply_to_the_saved_one(chat, provider_server):
+    """sessions.new() while streaming: the reply joins the saved conversation, not the new one."""
+    store = chat.store
+    store.history.append(user("earlier"))
+    store.history.append(assistant("earlier answer"))
+    provider_server.queue(slow_text())
+    reply = chat.send("question", on_delta=once(store.sessions.new))
+    assert reply.landed == "session" and reply.session_id
+    assert store.history.read() == []  # the new conversation is untouched
+    body = store.sessions.get(reply.session_id)["history"]
+    assert [e["content"] for e in body] == [
+        "earlier",
+        "earlier answer",
+        "question",
+        "the late reply arrives in pieces",
+    ]
+    assert body[-1]["provider"]["name"] == "loop"
+
+
+def test_switch_to_another_saved_session_keeps_both_apart(chat, provider_server):
+    """Session X streaming, user updates X and loads Y: X gets the reply, Y stays as it was."""
+    store = chat.store
+    store.history.append(user("in y"))
+    y = store.sessions.save("Y")["id"]
+    store.history.clear()
+    store.history.append(user("in x"))
+    x = store.sessions.save("X")["id"]
+
+    def switch() -> None:
+        store.sessions.update(x)
+        store.sessions.load(y)
+
+    provider_server.queue(slow_text())
+    reply = chat.send("question in x", on_delta=once(switch))
+    assert (reply.landed, reply.session_id) == ("session", x)
+    assert store.history.read() == [user("in y")]
+    assert store.sessions.active_id() == y
+    x_body = store.sessions.get(x)["history"]
+    assert [e["role"] for e in x_body] == ["user", "user", "assistant"]
+    assert x_body[1] == user("question in x")
+    assert store.sessions.get(y)["history"] == [user("in y")]
+
+
+def test_switch_without_write_back_still_brings_the_question(lite_chat, provider_server):
+    """If session X was left without saving the new question, X gets question and answer once."""
+    store = lite_chat.store
+    store.history.append(user("in y"))
+    y = store.sessions.save("Y")["id"]
+    store.history.clear()
+    store.history.append(user("in x"))
+    x = store.sessions.save("X")["id"]
+    provider_server.queue(slow_text())
+    reply = lite_chat.send("question", on_delta=once(lambda: store.sessions.load(y)))
+    assert reply.session_id == x
+    x_body = store.sessions.get(x)["history"]
+    assert [e["content"] for e in x_body] == [
+        "in x",
+        "question",
+        "the late reply arrives in pieces",
+    ]
+    assert store.history.read() == [user("in y")]
+
+
+def test_saving_mid_stream_keeps_the_reply_live(lite_chat, provider_server):
+    """Saving the conversation while it streams is not a switch: the reply lands live."""
+    store = lite_chat.store
+    provider_server.queue(slow_text())
+    reply = lite_chat.send("question", on_delta=once(lambda: store.sessions.save("mine")))
+    assert reply.landed == "live" and reply.session_id == store.sessions.active_id() != ""
+    assert [e["role"] for e in store.history.read()] == ["user", "assistant"]
+
+
+def test_cleared_conversation_drops_nothing_silently(lite_chat, provider_server):
+    """History cleared without saving while streaming: reply returned, not stored, warned."""
+    store = lite_chat.store
+    provider_server.queue(slow_text())
+    reply = lite_chat.send("question", on_delta=once(store.history.clear))
+    assert reply.landed == "none" and reply.text == "the late reply arrives in pieces"
+    assert any("not stored" in w for w in reply.warnings)
+    assert store.history.read() == [] and store.sessions.index() == []
