@@ -11,6 +11,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 from conv_helpers import Sleeps, use_provider  # noqa: E402
+
 from support.provider_server import provider_server  # noqa: E402, F401
 
 

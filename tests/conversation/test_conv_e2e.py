@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 from conv_helpers import use_provider
-from factories import attachment, png_data_url
 
 from chatkeep.conversation import RESCUE_NOTICE
 from chatkeep.errors import ContextOverflow
 from chatkeep.rules.context import AGED_STUB_HEADER, OVERSIZED_STUB_NOTE, oversized_stub
 from chatkeep.rules.images import image_part
+from factories import attachment, png_data_url
 from support.provider_server import Text, overflow
 
 

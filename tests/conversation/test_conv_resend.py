@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from factories import assistant, attachment, image_entry, png_data_url, user
 
 from chatkeep.errors import InvalidValue, ProviderConfigError, ProviderError
+from factories import assistant, attachment, image_entry, png_data_url, user
 from support.provider_server import Text, server_error
 
 

@@ -7,10 +7,10 @@ import threading
 
 import pytest
 from conv_helpers import use_provider
-from factories import png_data_url
 
 from chatkeep.conversation import Chat, Reply
 from chatkeep.errors import InvalidValue, ProviderConfigError, ProviderError
+from factories import png_data_url
 from support.provider_server import Drop, Text, rate_limited, server_error
 
 

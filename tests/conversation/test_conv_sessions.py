@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from factories import assistant, user
-
 from support.provider_server import Text
 
 
