@@ -36,9 +36,14 @@ def _b(n: float | None) -> str:
     return f"{n / 1e6:,.2f} MB" if abs(n) >= 1e6 else f"{n / 1e3:,.1f} KB"
 
 
-def _storage_rows(st: dict[str, Any]) -> list[tuple[str, str, str, str, str, str]]:
+def _storage_rows(st: dict[str, Any], foot: list[str]) -> list[tuple[str, str, str, str, str, str]]:
     med, notes = st["medians"], st["notes"]
     rows: list[tuple[str, str, str, str, str, str]] = []
+
+    def mark(text: str) -> str:
+        if text not in foot:
+            foot.append(text)
+        return f"[{foot.index(text) + 1}]"
 
     def get(peer: str, fig: str) -> float | None:
         return med.get(peer, {}).get(fig)
@@ -52,9 +57,9 @@ def _storage_rows(st: dict[str, Any]) -> list[tuple[str, str, str, str, str, str
         for i, peer in enumerate(STORAGE):
             v = get(peer, fig)
             ratio = f"{ck / v:.2f}" if ck is not None and v else ("—" if v is not None else "")
-            value = fmt(v) if v is not None else f"n/a: {why(peer, fig)}"
+            value = fmt(v) if v is not None else f"n/a {mark(f'{peer}: {why(peer, fig)}')}"
             if v is not None and fig in notes.get(peer, {}):
-                value += f" ({notes[peer][fig]})"
+                value += " " + mark(f"{peer}: {notes[peer][fig]}")
             rows.append((label if i == 0 else "", peer, value, ratio if peer != "chatkeep" else "", target if i == 0 else "", verdict if i == 0 else ""))
 
     a100, a5k = get("chatkeep", "append@100"), get("chatkeep", "append@5000")
@@ -75,7 +80,8 @@ def _storage_rows(st: dict[str, Any]) -> list[tuple[str, str, str, str, str, str
     figure("read history @5,000 entries", "read@5000", _t)
     figure("read history, figure conversation", "read@figure", _t)
     figure("get_all() vs peer settings read", "settings", _t)
-    figure("store figure conversation (30 turns)¹", "figure-build", _t)
+    build = mark("chatkeep also runs mark_images_seen() after every turn, as a send does; the peers only append")
+    figure(f"store figure conversation {build}", "figure-build", _t)
     figure("save session: time", "save-time", _t)
     img = st["imageBytes"]
     sb = get("chatkeep", "save-bytes")
@@ -86,13 +92,16 @@ def _storage_rows(st: dict[str, Any]) -> list[tuple[str, str, str, str, str, str
         else "—"
     )
     ok = "met" if sb is not None and sb <= 0.10 * img else "NOT met"
-    figure("save session: DB growth", "save-bytes", _b, "≤ 10% of image bytes", f"{ok} ({share})")
+    pct = f"{sb / img:.1%}" if sb is not None else "—"
+    figure("save session: DB growth", "save-bytes", _b, "≤ 10% of image bytes", f"{ok} ({pct}) {mark(share)}")
+    figure("save session: bytes written", "save-written", _b)
     figure("disk after conversation + 1 save", "disk-figure", _b)
     srch = get("chatkeep", "search")
     worst = max((v for k, v in med.get("chatkeep", {}).items() if k.startswith("search:")), default=None)
-    figure("drawer search, 1,000 sessions", "search", _t, "< 50 ms median", ("met" if srch is not None and srch < 0.05 else "NOT met") + f" (slowest query {_t(worst)})")
+    figure(f"drawer search, {st['sessions']:,} sessions", "search", _t, "< 50 ms median", ("met" if srch is not None and srch < 0.05 else "NOT met") + f" (slowest query {_t(worst)})")
     figure("save session into that drawer: time", "drawer-save-time", _t)
     figure("save session into that drawer: growth", "drawer-save-bytes", _b)
+    figure("save session into that drawer: written", "drawer-save-written", _b)
     return rows
 
 
@@ -163,8 +172,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     print_turns(rq)
     print(f"\nSummary — medians of {args.rounds} rounds ({args.save_rounds} for saves); ratio = chatkeep / system")
     head = ("figure", "system", "value", "ratio", "target (chatkeep)", "verdict")
-    print_table(_storage_rows(st) + _request_rows(rq), head)
-    print("¹ chatkeep also runs mark_images_seen() after every turn, as a send does; the peers only append.")
+    foot: list[str] = []
+    print_table(_storage_rows(st, foot) + _request_rows(rq), head)
+    for k, text in enumerate(foot, 1):
+        print(f"[{k}] {text}")
     print("\nversions: " + "; ".join(f"{k} {v}" for k, v in st["versions"].items()) + "; langchain-core " + compare.P.version("langchain-core"))
     log("done")
     result = {"storage": st, "requests": {"totals": rq["totals"], "trimError": rq["trimError"]}}

@@ -10,9 +10,11 @@ machine noise hits all of them alike, and returns medians:
 * ``read@5000`` and ``read@figure`` — reading the history for the next request;
 * ``settings`` — ``get_all()`` vs the peer's own settings read, on the 5,000-entry store;
 * ``figure-build`` — the whole figure-heavy conversation stored turn by turn (one run);
-* ``save-time`` / ``save-bytes`` — saving the figure conversation as a session: time and DB
-  growth (file size after a TRUNCATE checkpoint, before vs after); ``disk-figure`` — the file
-  after the conversation and its first save;
+* ``save-time`` / ``save-bytes`` / ``save-written`` — saving the figure conversation as a
+  session: time, DB growth (file size after a TRUNCATE checkpoint, before vs after) and bytes
+  handed to write calls during the save (``/proc/self/io`` ``wchar``: WAL frames, plus any
+  automatic checkpoint SQLite runs once the WAL passes ~4 MB); ``disk-figure`` — the file after
+  the conversation and its first save;
 * ``search`` — drawer search over 1,000 saved sessions (every query of
   :data:`bench.workloads.QUERIES`, all rounds); ``drawer-save-*`` — one more save into that drawer.
 
@@ -48,6 +50,34 @@ def _timed(fn: Callable[[], Any]) -> float:
     t0 = time.perf_counter()
     fn()
     return time.perf_counter() - t0
+
+
+def _wchar() -> int:
+    """Bytes this process passed to write calls so far (Linux ``/proc/self/io``), or -1."""
+    try:
+        with open("/proc/self/io") as fh:
+            for line in fh:
+                if line.startswith("wchar:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return -1
+
+
+def _saved(run: _Run, name: str, peer: Any, prefix: str) -> int | None:
+    """One timed ``save_session``: time, DB growth and bytes written; returns the file size."""
+    before = P.disk_bytes(peer.path)
+    w0 = _wchar()
+    t = run.guard(name, f"{prefix}-time", lambda: _timed(peer.save_session))
+    if t is None:
+        return None
+    written = _wchar() - w0
+    after = P.disk_bytes(peer.path)
+    run.add(name, f"{prefix}-time", t)
+    run.add(name, f"{prefix}-bytes", after - before)
+    if w0 >= 0:
+        run.add(name, f"{prefix}-written", written)
+    return after
 
 
 def _median(xs: list[float]) -> float | None:
@@ -152,14 +182,8 @@ def _figure_phase(
         for name, peer in group.items():
             if "figure-build" not in run.samples.get(name, {}):
                 continue
-            before = P.disk_bytes(peer.path)
-            t = run.guard(name, "save-time", lambda p=peer: _timed(p.save_session))
-            if t is None:
-                continue
-            after = P.disk_bytes(peer.path)
-            run.add(name, "save-time", t)
-            run.add(name, "save-bytes", after - before)
-            if r == 0:
+            after = _saved(run, name, peer, "save")
+            if r == 0 and after is not None:
                 run.add(name, "disk-figure", after)
     for _ in range(read_rounds):
         for name, peer in group.items():
@@ -176,6 +200,8 @@ def _drawer_phase(root: str, rounds: int, sessions: int, run: _Run, log: Callabl
     for name, peer in list(group.items()):
         if not hasattr(peer, "fill_drawer"):
             run.note(name, "search", peer.missing["search"])
+            for fig in ("drawer-save-time", "drawer-save-bytes", "drawer-save-written"):
+                run.note(name, fig, "no saved-session drawer to save into (see search)")
             group.pop(name).close()
             continue
         log(f"drawer: filling {name} with {sessions} sessions")
@@ -191,9 +217,7 @@ def _drawer_phase(root: str, rounds: int, sessions: int, run: _Run, log: Callabl
     for name, peer in group.items():
         peer.load(figure)
         for _ in range(max(1, rounds // 3)):
-            before = P.disk_bytes(peer.path)
-            run.add(name, "drawer-save-time", _timed(peer.save_session))
-            run.add(name, "drawer-save-bytes", P.disk_bytes(peer.path) - before)
+            _saved(run, name, peer, "drawer-save")
         peer.close()
 
 
@@ -206,6 +230,7 @@ def storage(root: str, rounds: int, save_rounds: int, sessions: int, log: Callab
     medians = {p: {f: _median(v) for f, v in figs.items()} for p, figs in run.samples.items()}
     versions = {cls.name: _peer_version(cls) for cls in P.STORAGE_PEERS}
     return {
+        "sessions": sessions,
         "medians": medians,
         "samples": {p: {f: len(v) for f, v in figs.items()} for p, figs in run.samples.items()},
         "notes": run.notes,
@@ -224,7 +249,7 @@ def _peer_version(cls: type) -> str:
     if cls is P.AgentsPeer:
         return P.version("openai-agents")
     if cls is P.LangGraphPeer:
-        return f"langgraph {P.version('langgraph')}, langgraph-checkpoint-sqlite {P.version('langgraph-checkpoint-sqlite')}"
+        return f"{P.version('langgraph')} (langgraph-checkpoint-sqlite {P.version('langgraph-checkpoint-sqlite')})"
     return f"SQLite {P.sqlite3.sqlite_version}"
 
 
