@@ -58,9 +58,23 @@ def cli(ctx: click.Context, store_url: str | None, profile: str, debug: bool) ->
 
 
 def _register() -> None:
-    from . import history_cmds, provider_cmds, request_cmd, sessions_cmds, transfer_cmds
+    from . import (
+        attach_cmds,
+        history_cmds,
+        provider_cmds,
+        request_cmd,
+        sessions_cmds,
+        transfer_cmds,
+    )
 
-    for module in (history_cmds, sessions_cmds, transfer_cmds, provider_cmds, request_cmd):
+    for module in (
+        history_cmds,
+        attach_cmds,
+        sessions_cmds,
+        transfer_cmds,
+        provider_cmds,
+        request_cmd,
+    ):
         for command in module.COMMANDS:
             cli.add_command(command)
 
