@@ -1,0 +1,142 @@
+"""JSON responses, request bodies and error mapping shared by the panel's routes.
+
+Every error leaves the panel as JSON ``{"error": {"type", "message", "hint"}}`` with an HTTP
+status (:data:`STATUS`, first match wins): bad input 400, missing things 404, unreadable
+attachments 422, provider failures 502 (413 for a context overflow), an unusable store 503.
+:class:`NotFound` and :class:`BadRequest` are the panel's own errors, in the chatkeep tree so
+they carry a hint like every other.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+
+from .. import errors
+
+__all__ = [
+    "STATUS",
+    "BadRequest",
+    "NotFound",
+    "error_body",
+    "error_status",
+    "exception_handlers",
+    "json_body",
+    "ok",
+    "threaded",
+]
+
+log = logging.getLogger(__name__)
+
+MAX_JSON_BYTES = 40 * 1024 * 1024
+
+
+class NotFound(errors.ChatkeepError):
+    """A session, entry, attachment or image the request names does not exist."""
+
+    default_hint = "reload the panel: it may have changed in another window or in the CLI"
+
+
+class BadRequest(errors.ChatkeepError):
+    """A request body or parameter the panel cannot use."""
+
+    default_hint = "this is a bug in the panel page or a hand-made request"
+
+
+STATUS: list[tuple[type[errors.ChatkeepError], int]] = [
+    (NotFound, 404),
+    (BadRequest, 400),
+    (errors.InvalidEntry, 400),
+    (errors.InvalidValue, 400),
+    (errors.ProviderConfigError, 400),
+    (errors.AttachError, 422),
+    (errors.ContextOverflow, 413),
+    (errors.ProviderError, 502),
+    (errors.StoreError, 503),
+    (errors.ChatkeepError, 500),
+]
+
+
+def error_status(exc: errors.ChatkeepError) -> int:
+    for cls, status in STATUS:
+        if isinstance(exc, cls):
+            return status
+    return 500
+
+
+def error_body(exc: BaseException) -> dict[str, Any]:
+    """The JSON error object for any exception (chatkeep errors keep message and hint)."""
+    if isinstance(exc, errors.ChatkeepError):
+        body: dict[str, Any] = {
+            "type": type(exc).__name__,
+            "message": exc.message,
+            "hint": exc.hint,
+        }
+        if isinstance(exc, errors.ProviderError) and exc.status is not None:
+            body["providerStatus"] = exc.status
+        return {"error": body}
+    return {
+        "error": {
+            "type": "InternalError",
+            "message": f"{type(exc).__name__}: {exc}",
+            "hint": "see the terminal running `chatkeep serve` for the traceback",
+        }
+    }
+
+
+def ok(value: Any, status: int = 200) -> JSONResponse:
+    return JSONResponse(value, status_code=status)
+
+
+async def json_body(request: Request) -> dict[str, Any]:
+    """The request's JSON object (``{}`` for an empty body); anything else is a 400."""
+    raw = await request.body()
+    if len(raw) > MAX_JSON_BYTES:
+        raise BadRequest(
+            f"request body of {len(raw):,} bytes is over the {MAX_JSON_BYTES:,}-byte limit",
+            hint="attach big files with the file picker, not pasted",
+        )
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise BadRequest(f"the request body is not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise BadRequest("the request body must be a JSON object")
+    return value
+
+
+async def threaded(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Run a blocking store call off the event loop."""
+    return await run_in_threadpool(fn, *args, **kwargs)
+
+
+async def _chatkeep_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, errors.ChatkeepError)
+    return JSONResponse(error_body(exc), status_code=error_status(exc))
+
+
+async def _http_error(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    kind = {404: "NotFound", 405: "MethodNotAllowed"}.get(exc.status_code, "HTTPError")
+    body = {"error": {"type": kind, "message": str(exc.detail), "hint": ""}}
+    return JSONResponse(body, status_code=exc.status_code)
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("panel request %s %s failed", request.method, request.url.path)
+    return JSONResponse(error_body(exc), status_code=500)
+
+
+exception_handlers: dict[Any, Any] = {
+    errors.ChatkeepError: _chatkeep_error,
+    HTTPException: _http_error,
+    Exception: _unexpected,
+}

@@ -1,0 +1,13 @@
+"""The panel's routes, one module per group: page and history, chat, sessions, settings."""
+
+from __future__ import annotations
+
+from starlette.routing import BaseRoute
+
+from . import chat, page, sessions, settings
+
+__all__ = ["all_routes"]
+
+
+def all_routes() -> list[BaseRoute]:
+    return [*page.ROUTES, *chat.ROUTES, *sessions.ROUTES, *settings.ROUTES]

@@ -1,0 +1,235 @@
+"""The page, the live history, images and attachments.
+
+| route | does |
+|---|---|
+| ``GET /`` | the single-page panel (a static shell: it reads nothing from the store) |
+| ``GET /api/state`` | first load: thumbnails old unseen images (SPEC §5.4), then ``{"settings": public get_all(), "history": views}`` — only ``get_all()`` and the live history are read (§9) |
+| ``GET /api/history`` | ``{"history": views}`` (see :mod:`chatkeep.panel.views`) |
+| ``GET /api/image/{key}`` | the stored bytes of one image, by content key, with its own MIME type |
+| ``POST /api/attach`` | ``{"url", "title"?, "mode"?}`` → a web page attachment |
+| ``POST /api/attach/file?name=N`` | raw file bytes → an HTML/Markdown/text/PDF/image attachment |
+| ``POST /api/attach/video`` | ``{"url", "transcript", "title"?}`` (WebVTT/SRT text) → a video transcript attachment |
+| ``DELETE /api/attachments/{attachId}`` | undo an attachment |
+
+Attach routes answer ``{"attachment": AttachResult.as_dict(), "history": views}``; with the
+panel's ``summarize`` option on, long attachments are condensed in the background (§7.5).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+from starlette.templating import Jinja2Templates
+
+from ..._version import __version__
+from ...rules.images import DEFAULT_UNSEEN_BUDGET
+from ..http import BadRequest, NotFound, json_body, ok, threaded
+from ..state import PanelState, public_settings
+from ..views import history_view
+
+__all__ = ["ROUTES", "history_payload"]
+
+TEMPLATES = Jinja2Templates(directory=str(Path(__file__).resolve().parent.parent / "templates"))
+MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+_KEY_RE = re.compile(r"^[0-9a-f]{64}$")
+_SAFE_NAME_RE = re.compile(r"[^A-Za-z0-9._ -]+")
+
+
+def _panel(request: Request) -> PanelState:
+    return request.app.state.panel
+
+
+def history_payload(panel: PanelState, settings: dict[str, Any] | None = None) -> list[Any]:
+    """The live history as page views (reads ``get_all()`` only when not given)."""
+    settings = settings if settings is not None else panel.store.get_all()
+    collapse = settings.get("thoughtAutoCollapse", True) is not False
+    return history_view(panel.store.history.read(), images=panel.images, collapse_thoughts=collapse)
+
+
+async def index(request: Request) -> Response:
+    return TEMPLATES.TemplateResponse(request, "index.html", {"version": __version__})
+
+
+async def state(request: Request) -> Response:
+    panel = _panel(request)
+
+    def load() -> dict[str, Any]:
+        panel.store.bound_unseen_image_bytes(DEFAULT_UNSEEN_BUDGET)
+        settings = panel.store.get_all()
+        return {
+            "settings": public_settings(settings),
+            "history": history_payload(panel, settings),
+            "version": __version__,
+        }
+
+    return ok(await threaded(load))
+
+
+async def history(request: Request) -> Response:
+    panel = _panel(request)
+    return ok({"history": await threaded(history_payload, panel)})
+
+
+async def image(request: Request) -> Response:
+    panel = _panel(request)
+    key = request.path_params["key"]
+    if not _KEY_RE.match(key):
+        raise NotFound(f"no image {key!r}")
+
+    def find() -> tuple[str, bytes] | None:
+        found = panel.images.lookup(key)
+        if found is None:
+            found = panel.images.lookup(key, panel.store.history.read())
+        return found
+
+    found = await threaded(find)
+    if found is None:
+        raise NotFound("that image is no longer in the live history")
+    mime, data = found
+    # The key is the hash of the bytes' data URL, so the response never changes.
+    headers = {"Cache-Control": "private, max-age=31536000, immutable"}
+    return Response(data, media_type=mime, headers=headers)
+
+
+def _summarizer(panel: PanelState) -> Any:
+    if not panel.summarize:
+        return None
+    from ...conversation import summarize_in_background  # lazy: only when attaching
+
+    def start(store: Any, attach_id: str) -> None:
+        summarize_in_background(store, attach_id)
+
+    return start
+
+
+async def _attached(panel: PanelState, result: Any) -> Response:
+    views = await threaded(history_payload, panel)
+    return ok({"attachment": result.as_dict(), "history": views})
+
+
+def _text(body: dict[str, Any], key: str, *, required: bool = False) -> str | None:
+    value = body.get(key)
+    if value is None or (isinstance(value, str) and not value.strip()):
+        if required:
+            raise BadRequest(f"'{key}' is required", hint=f"give a non-empty '{key}'")
+        return None
+    if not isinstance(value, str):
+        raise BadRequest(f"'{key}' must be a string")
+    return value
+
+
+async def attach(request: Request) -> Response:
+    panel = _panel(request)
+    body = await json_body(request)
+    url = _text(body, "url", required=True)
+    assert url is not None
+    from ...attach.store_ops import attach_url  # lazy: the attach layer loads HTTP libraries
+
+    result = await threaded(
+        attach_url,
+        panel.store,
+        url.strip(),
+        title=_text(body, "title"),
+        mode=_text(body, "mode"),
+        summarize=_summarizer(panel),
+    )
+    return await _attached(panel, result)
+
+
+def _upload_name(raw: str | None) -> str:
+    name = os.path.basename((raw or "").replace("\\", "/")).strip()
+    name = _SAFE_NAME_RE.sub("_", name)[:120].strip(" .")
+    return name or "upload"
+
+
+async def attach_file(request: Request) -> Response:
+    panel = _panel(request)
+    name = _upload_name(request.query_params.get("name"))
+    data = await request.body()
+    if not data:
+        raise BadRequest("the uploaded file is empty", hint="choose a file with some content")
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise BadRequest(
+            f"{name} is {len(data):,} bytes, over the {MAX_UPLOAD_BYTES:,}-byte upload limit",
+            hint="attach it from the command line: chatkeep attach FILE",
+        )
+    from ...attach.store_ops import attach_file as attach_path
+    from ...attach.store_ops import attach_image
+
+    title = request.query_params.get("title") or None
+    mode = request.query_params.get("mode") or None
+    summarize = _summarizer(panel)
+    content_type = request.headers.get("content-type", "")
+
+    def run() -> Any:
+        if content_type.startswith("image/"):
+            return attach_image(
+                panel.store, data, name=name, title=title, mode=mode, summarize=summarize
+            )
+        # The extractors read files; the upload lives in a private temporary directory.
+        with tempfile.TemporaryDirectory(prefix="chatkeep-upload-") as tmp:
+            path = Path(tmp) / name
+            path.write_bytes(data)
+            return attach_path(
+                panel.store, path, title=title or name, mode=mode, summarize=summarize
+            )
+
+    result = await threaded(run)
+    return await _attached(panel, result)
+
+
+async def attach_video(request: Request) -> Response:
+    panel = _panel(request)
+    body = await json_body(request)
+    url = _text(body, "url", required=True)
+    transcript = _text(body, "transcript", required=True)
+    assert url is not None and transcript is not None
+    from ...attach.store_ops import attach_video as attach_transcript
+
+    name = _upload_name(body.get("name") if isinstance(body.get("name"), str) else None)
+    if not name.lower().endswith((".vtt", ".srt")):
+        name += ".vtt" if transcript.lstrip().startswith("WEBVTT") else ".srt"
+
+    def run() -> Any:
+        with tempfile.TemporaryDirectory(prefix="chatkeep-upload-") as tmp:
+            path = Path(tmp) / name
+            path.write_text(transcript, encoding="utf-8")
+            return attach_transcript(
+                panel.store,
+                url.strip(),
+                path,
+                title=_text(body, "title"),
+                summarize=_summarizer(panel),
+            )
+
+    result = await threaded(run)
+    return await _attached(panel, result)
+
+
+async def undo_attach(request: Request) -> Response:
+    panel = _panel(request)
+    attach_id = request.path_params["attach_id"]
+    from ...attach.store_ops import undo_attach as undo
+
+    if not await threaded(undo, panel.store, attach_id):
+        raise NotFound(f"no attachment {attach_id!r} in the live history")
+    return ok({"removed": attach_id, "history": await threaded(history_payload, panel)})
+
+
+ROUTES = [
+    Route("/", index, methods=["GET"]),
+    Route("/api/state", state, methods=["GET"]),
+    Route("/api/history", history, methods=["GET"]),
+    Route("/api/image/{key}", image, methods=["GET"]),
+    Route("/api/attach", attach, methods=["POST"]),
+    Route("/api/attach/file", attach_file, methods=["POST"]),
+    Route("/api/attach/video", attach_video, methods=["POST"]),
+    Route("/api/attachments/{attach_id}", undo_attach, methods=["DELETE"]),
+]

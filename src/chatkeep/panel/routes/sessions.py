@@ -1,0 +1,138 @@
+"""The sessions drawer (SPEC §4): list and search, save, new, load, rename, pin, delete.
+
+| route | does |
+|---|---|
+| ``GET /api/sessions?q=`` | ``{"sessions": store.sessions.list(q), "activeSessionId"}``; with a query each row has ``contentMatch`` (the match is in the text, not the name) |
+| ``POST /api/sessions`` | ``{"name"?}`` → save the live conversation as a new session (``{"session": row or null}``) |
+| ``POST /api/sessions/new`` | save (write-back to the active session) and clear the live history |
+| ``POST /api/sessions/{id}/load`` | replace the live history by the session (404 when unknown) |
+| ``PATCH /api/sessions/{id}`` | ``{"name"?, "pinned"?}`` → rename and/or pin |
+| ``DELETE /api/sessions/{id}`` | delete the session and its body (the page asks twice first) |
+
+Writes answer with the fresh drawer listing; ``load`` and ``new`` also with the live history.
+Listing reads only the light index, never a session body.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from ..http import BadRequest, NotFound, json_body, ok, threaded
+from ..state import PanelState
+from .page import history_payload
+
+__all__ = ["ROUTES"]
+
+MAX_QUERY_CHARS = 500
+
+
+def _panel(request: Request) -> PanelState:
+    return request.app.state.panel
+
+
+def _listing(panel: PanelState, q: str = "") -> dict[str, Any]:
+    return {
+        "sessions": panel.store.sessions.list(q),
+        "activeSessionId": panel.store.sessions.active_id(),
+    }
+
+
+async def list_sessions(request: Request) -> Response:
+    panel = _panel(request)
+    q = request.query_params.get("q", "")[:MAX_QUERY_CHARS]
+    return ok(await threaded(_listing, panel, q))
+
+
+def _name(body: dict[str, Any], *, required: bool) -> str | None:
+    name = body.get("name")
+    if name is None and not required:
+        return None
+    if not isinstance(name, str) or not name.strip():
+        raise BadRequest("'name' must be a non-empty string", hint="type a name for the session")
+    return name
+
+
+async def save(request: Request) -> Response:
+    panel = _panel(request)
+    name = _name(await json_body(request), required=False)
+
+    def run() -> dict[str, Any]:
+        row = panel.store.sessions.save(name)
+        return {"session": row, **_listing(panel)}
+
+    return ok(await threaded(run))
+
+
+async def new(request: Request) -> Response:
+    panel = _panel(request)
+    await json_body(request)
+
+    def run() -> dict[str, Any]:
+        row = panel.store.sessions.new()
+        return {"session": row, "history": history_payload(panel), **_listing(panel)}
+
+    return ok(await threaded(run))
+
+
+async def load(request: Request) -> Response:
+    panel = _panel(request)
+    session_id = request.path_params["session_id"]
+
+    def run() -> dict[str, Any]:
+        count = panel.store.sessions.load(session_id)
+        if count < 0:
+            raise NotFound(f"no saved session {session_id!r}")
+        return {"count": count, "history": history_payload(panel), **_listing(panel)}
+
+    return ok(await threaded(run))
+
+
+async def edit(request: Request) -> Response:
+    panel = _panel(request)
+    session_id = request.path_params["session_id"]
+    body = await json_body(request)
+    name = _name(body, required=False)
+    pinned = body.get("pinned")
+    if pinned is not None and not isinstance(pinned, bool):
+        raise BadRequest("'pinned' must be true or false")
+    if name is None and pinned is None:
+        raise BadRequest("nothing to change", hint="send 'name' and/or 'pinned'")
+
+    def run() -> dict[str, Any]:
+        sessions = panel.store.sessions
+        found = True
+        if name is not None:
+            found = sessions.rename(session_id, name)
+        if found and pinned is not None:
+            found = sessions.pin(session_id, pinned)
+        if not found:
+            raise NotFound(f"no saved session {session_id!r}")
+        return _listing(panel)
+
+    return ok(await threaded(run))
+
+
+async def delete(request: Request) -> Response:
+    panel = _panel(request)
+    session_id = request.path_params["session_id"]
+
+    def run() -> dict[str, Any]:
+        if not panel.store.sessions.delete(session_id):
+            raise NotFound(f"no saved session {session_id!r}")
+        return _listing(panel)
+
+    return ok(await threaded(run))
+
+
+ROUTES = [
+    Route("/api/sessions", list_sessions, methods=["GET"]),
+    Route("/api/sessions", save, methods=["POST"]),
+    Route("/api/sessions/new", new, methods=["POST"]),
+    Route("/api/sessions/{session_id}/load", load, methods=["POST"]),
+    Route("/api/sessions/{session_id}", edit, methods=["PATCH"]),
+    Route("/api/sessions/{session_id}", delete, methods=["DELETE"]),
+]

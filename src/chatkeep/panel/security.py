@@ -1,0 +1,205 @@
+"""The panel's guard: launch token, Host and Origin checks, security headers (SPEC §11).
+
+:class:`PanelGuard` is a plain ASGI middleware in front of every route. For each HTTP request:
+
+1. **Host** — the ``Host`` header must name one of the allowed host names (``127.0.0.1``,
+   ``localhost``, ``::1`` and the address the server is bound to, unless that is a wildcard)
+   and, when the server knows its port, that port. Anything else — a DNS-rebinding name such as
+   ``evil.example:8765`` or a missing Host — is refused with 403 ``BadHost``.
+2. **Origin** — a request that carries ``Origin`` (browsers send it on cross-origin requests and
+   on every POST) must come from exactly ``http://<Host>``; ``Origin: null`` and other origins get
+   403 ``CrossOrigin``. ``Sec-Fetch-Site: cross-site`` is refused the same way.
+3. **Token** — every path except ``/static/…`` needs the per-launch token, in the
+   ``X-Chatkeep-Token`` header or the ``token`` query parameter (``<img>`` and the first page
+   load cannot send headers). Missing → 401 ``TokenRequired``; wrong → 403 ``BadToken``.
+   Compared in constant time.
+
+Refusals are JSON errors (``{"error": {"type", "message", "hint"}}``). Every response gets
+``Content-Security-Policy`` (scripts, styles and connections from this origin only; images from
+this origin, ``data:`` and ``blob:``), ``X-Content-Type-Options: nosniff``,
+``Referrer-Policy: no-referrer`` (the token in the URL never leaks to a clicked link),
+``X-Frame-Options: DENY``; API responses also get ``Cache-Control: no-store``.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Iterable
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+__all__ = [
+    "LOOPBACK_HOSTS",
+    "TOKEN_HEADER",
+    "TOKEN_PARAM",
+    "PanelGuard",
+    "new_token",
+    "split_host",
+]
+
+TOKEN_HEADER = "x-chatkeep-token"
+TOKEN_PARAM = "token"
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+_WILDCARDS = frozenset({"", "0.0.0.0", "::"})
+PUBLIC_PREFIXES = ("/static/", "/favicon.ico")
+
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; "
+    "connect-src 'self'; font-src 'self'; base-uri 'none'; form-action 'none'; "
+    "frame-ancestors 'none'"
+)
+_SECURITY_HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"no-referrer"),
+    (b"x-frame-options", b"DENY"),
+    (b"cross-origin-resource-policy", b"same-origin"),
+]
+
+
+def new_token() -> str:
+    """A fresh random launch token (URL-safe, 192 bits)."""
+    return secrets.token_urlsafe(24)
+
+
+def split_host(value: str) -> tuple[str, int | None]:
+    """``("host", port)`` of a Host header value (``[::1]:8765`` → ``("::1", 8765)``)."""
+    value = (value or "").strip().lower()
+    if value.startswith("["):
+        end = value.find("]")
+        if end < 0:
+            return "", None
+        host, rest = value[1:end], value[end + 1 :]
+        port_text = rest[1:] if rest.startswith(":") else ""
+    elif value.count(":") == 1:
+        host, port_text = value.split(":", 1)
+    else:
+        host, port_text = value, ""
+    if port_text:
+        if not port_text.isdigit():
+            return "", None
+        return host, int(port_text)
+    return host, None
+
+
+def _error(status: int, kind: str, message: str, hint: str) -> tuple[int, bytes]:
+    body = {"error": {"type": kind, "message": message, "hint": hint}}
+    return status, json.dumps(body).encode()
+
+
+class PanelGuard:
+    """ASGI middleware enforcing the checks of the module docstring."""
+
+    def __init__(
+        self,
+        app: Any,
+        *,
+        token: str,
+        port: int | None = None,
+        hosts: Iterable[str] = (),
+    ) -> None:
+        if not token:
+            raise ValueError("the panel needs a non-empty launch token")
+        self.app = app
+        self.token = token
+        self.port = port
+        self.hosts = set(LOOPBACK_HOSTS) | {
+            h.strip("[]").lower() for h in hosts if h.strip("[]") not in _WILDCARDS
+        }
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        refusal = self._check(scope)
+        is_api = scope.get("path", "").startswith("/api/")
+
+        async def send_with_headers(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                present = {k.lower() for k, _ in headers}
+                headers += [(k, v) for k, v in _SECURITY_HEADERS if k not in present]
+                if is_api and b"cache-control" not in present:
+                    headers.append((b"cache-control", b"no-store"))
+                message = {**message, "headers": headers}
+            await send(message)
+
+        if refusal is None:
+            await self.app(scope, receive, send_with_headers)
+            return
+        status, body = refusal
+        await send_with_headers(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(body)).encode()),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": body})
+
+    # -- the checks -------------------------------------------------------------------------
+    def _check(self, scope: dict[str, Any]) -> tuple[int, bytes] | None:
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+        host_header = headers.get("host", "")
+        host, port = split_host(host_header)
+        if host not in self.hosts or (self.port is not None and port != self.port):
+            return _error(
+                403,
+                "BadHost",
+                f"requests for host {host_header!r} are not served here",
+                "open the panel with the URL printed by `chatkeep serve`",
+            )
+        origin = headers.get("origin")
+        if origin is not None and not self._same_origin(origin, host_header):
+            return _error(
+                403,
+                "CrossOrigin",
+                f"cross-origin request from {origin!r} refused",
+                "the panel only answers pages it served itself",
+            )
+        if headers.get("sec-fetch-site", "").lower() == "cross-site":
+            return _error(
+                403,
+                "CrossOrigin",
+                "cross-site request refused",
+                "the panel only answers pages it served itself",
+            )
+        path = scope.get("path", "")
+        if path.startswith(PUBLIC_PREFIXES):
+            return None
+        given = headers.get(TOKEN_HEADER)
+        if given is None:
+            query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+            values = query.get(TOKEN_PARAM)
+            given = values[0] if values else None
+        if not given:
+            return _error(
+                401,
+                "TokenRequired",
+                "this panel needs its launch token",
+                "open the full URL printed by `chatkeep serve` (it ends in ?token=…)",
+            )
+        if not secrets.compare_digest(given.encode(), self.token.encode()):
+            return _error(
+                403,
+                "BadToken",
+                "the token does not match this launch of the panel",
+                "the token changes at every `chatkeep serve`; use the URL it printed last",
+            )
+        return None
+
+    @staticmethod
+    def _same_origin(origin: str, host_header: str) -> bool:
+        try:
+            parts = urlsplit(origin.strip())
+        except ValueError:
+            return False
+        if parts.scheme != "http" or not parts.netloc or parts.path not in ("", "/"):
+            return False
+        o_host, o_port = split_host(parts.netloc)
+        h_host, h_port = split_host(host_header)
+        return o_host == h_host and (o_port or 80) == (h_port or 80)

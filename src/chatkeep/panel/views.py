@@ -1,0 +1,156 @@
+"""What the panel page receives: entry views without base64, and the image registry.
+
+:func:`history_view` turns the live history into the JSON the page renders (built on
+:func:`chatkeep.cli.output.entry_view`, so images appear as their sizes, never as base64):
+
+* user messages — ``{"kind": "message", "text", "images": [{"src", "mime", "width", "height",
+  "bytes"}]}``; ``src`` is ``/api/image/<sha256 of the data URL>``, the stored pixels served at
+  full resolution by the image endpoint;
+* attachments — ``{"kind": "attachment", "attachment": {"title", "url", "chars", "images",
+  "summarized"}}``: a chip, never a bubble; the page text itself is not sent;
+* assistant replies — ``{"kind": "message", "text", "html"}``: ``html`` is
+  :func:`~chatkeep.panel.markdown.render_markdown` of the text, with ``[mm:ss]`` pills opening the
+  video of the conversation (the entry's own ``videoSrc``, else the latest earlier one).
+
+Every view keeps ``index``, ``role`` and the entry flags (``attachId``, ``videoSrc``,
+``imagesSeen``, ``summarized``, ``interrupted``, ``provider``).
+
+:class:`ImageRegistry` remembers, per content hash, the data URLs the page was told about, so
+the image endpoint answers without re-reading the history; it is bounded (LRU by bytes) and a
+miss falls back to a history read.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from ..cli.output import entry_view
+from ..rules.entries import entry_text, image_part_url, is_attachment, is_image_part
+from .markdown import render_markdown
+
+__all__ = ["ALLOWED_IMAGE_TYPES", "ImageRegistry", "history_view", "image_key"]
+
+ALLOWED_IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
+
+
+def image_key(url: str) -> str:
+    """The content key of one stored image: sha256 of its data URL, hex."""
+    return hashlib.sha256(url.encode("ascii", "replace")).hexdigest()
+
+
+def _decode(url: str) -> tuple[str, bytes] | None:
+    if not url.startswith("data:") or "," not in url:
+        return None
+    head, payload = url.split(",", 1)
+    mime = head[5:].split(";", 1)[0].lower()
+    if mime not in ALLOWED_IMAGE_TYPES or ";base64" not in head:
+        return None
+    try:
+        return mime, base64.b64decode(payload, validate=False)
+    except (binascii.Error, ValueError):
+        return None
+
+
+class ImageRegistry:
+    """Data URLs by content key, bounded by ``budget`` characters (least recently used out)."""
+
+    def __init__(self, budget: int = 64 * 1024 * 1024) -> None:
+        self.budget = budget
+        self._urls: OrderedDict[str, str] = OrderedDict()
+        self._size = 0
+        self._lock = threading.Lock()
+
+    def remember(self, url: str) -> str:
+        key = image_key(url)
+        with self._lock:
+            if key in self._urls:
+                self._urls.move_to_end(key)
+                return key
+            self._urls[key] = url
+            self._size += len(url)
+            while self._size > self.budget and len(self._urls) > 1:
+                _, old = self._urls.popitem(last=False)
+                self._size -= len(old)
+        return key
+
+    def lookup(
+        self, key: str, entries: list[dict[str, Any]] | None = None
+    ) -> tuple[str, bytes] | None:
+        """``(mime, bytes)`` for ``key``, searching ``entries`` when it is not remembered."""
+        with self._lock:
+            url = self._urls.get(key)
+        if url is None and entries is not None:
+            for entry in entries:
+                content = entry.get("content")
+                if not isinstance(content, list):
+                    continue
+                for part in content:
+                    if is_image_part(part):
+                        candidate = image_part_url(part)
+                        if image_key(candidate) == key:
+                            url = candidate
+                            self.remember(url)
+                            break
+                if url is not None:
+                    break
+        return _decode(url) if url is not None else None
+
+
+def _image_urls(entry: dict[str, Any]) -> list[str]:
+    content = entry.get("content")
+    if not isinstance(content, list):
+        return []
+    return [image_part_url(p) for p in content if is_image_part(p)]
+
+
+def _video_url(entry: dict[str, Any]) -> str | None:
+    src = entry.get("videoSrc")
+    if isinstance(src, dict) and isinstance(src.get("url"), str) and src["url"]:
+        return src["url"]
+    return None
+
+
+def history_view(
+    entries: list[dict[str, Any]],
+    *,
+    images: ImageRegistry,
+    collapse_thoughts: bool = True,
+) -> list[dict[str, Any]]:
+    """The page's view of the live history (see the module docstring)."""
+    out: list[dict[str, Any]] = []
+    video: str | None = None
+    for i, entry in enumerate(entries):
+        base = entry_view(i, entry)
+        view: dict[str, Any] = {"index": i, "role": base["role"]}
+        for key in ("attachId", "videoSrc", "imagesSeen", "summarized", "interrupted", "provider"):
+            if key in base:
+                view[key] = base[key]
+        video = _video_url(entry) or video
+        infos = [p for p in base["content"] if p.get("type") == "image"]
+        if is_attachment(entry):
+            meta = dict(base.get("attachment") or {})
+            meta["images"] = len(infos)
+            meta["summarized"] = bool(entry.get("summarized"))
+            view["kind"] = "attachment"
+            view["attachment"] = meta
+        else:
+            view["kind"] = "message"
+            view["text"] = entry_text(entry)
+            pictures = []
+            for url, info in zip(_image_urls(entry), infos, strict=False):
+                key = images.remember(url)
+                pictures.append({**info, "src": f"/api/image/{key}"})
+            view["images"] = pictures
+            if entry.get("role") == "assistant":
+                view["html"] = render_markdown(
+                    view["text"],
+                    video_url=_video_url(entry) or video,
+                    collapse_thoughts=collapse_thoughts,
+                )
+        out.append(view)
+    return out
