@@ -102,3 +102,23 @@ def test_cleared_conversation_drops_nothing_silently(lite_chat, provider_server)
     assert reply.landed == "none" and reply.text == "the late reply arrives in pieces"
     assert any("not stored" in w for w in reply.warnings)
     assert store.history.read() == [] and store.sessions.index() == []
+
+
+def test_same_words_in_the_other_session_do_not_attract_the_reply(lite_chat, provider_server):
+    """Y already holds an identical "hi": the reply to X's "hi" still goes to X, not to Y."""
+    store = lite_chat.store
+    store.history.append(user("hi"))
+    y = store.sessions.save("Y")["id"]
+    store.history.clear()
+    store.history.append(user("hello"))
+    x = store.sessions.save("X")["id"]
+
+    def switch() -> None:
+        store.sessions.update(x)
+        store.sessions.load(y)
+
+    provider_server.queue(slow_text())
+    reply = lite_chat.send("hi", on_delta=once(switch))
+    assert (reply.landed, reply.session_id) == ("session", x)
+    assert store.history.read() == [user("hi")]
+    assert [e["role"] for e in store.sessions.get(x)["history"]] == ["user", "user", "assistant"]
