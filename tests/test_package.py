@@ -103,3 +103,18 @@ def test_cli_help_loads_no_heavy_library_and_no_store() -> None:
         f"print(json.dumps([m for m in {HEAVY!r} + ('chatkeep.store', 'chatkeep.storage.sql') if m in sys.modules]))"
     )
     assert loaded == []
+
+
+def test_cli_command_table_matches_commands() -> None:
+    """Every lazily listed command exists under its name, and its listed help is its own first help line."""
+    import importlib
+
+    import click
+
+    from chatkeep.cli.main import COMMANDS
+
+    for name, (module, attr, short) in COMMANDS.items():
+        command = getattr(importlib.import_module(f"chatkeep.cli.{module}"), attr)
+        assert isinstance(command, click.Command)
+        assert command.name == name
+        assert (command.help or "").strip().splitlines()[0] == short

@@ -9,12 +9,7 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from chatkeep.cli.attach_cmds import COMMANDS
 from chatkeep.cli.main import cli, main
-
-for _command in COMMANDS:  # the CLI registers these itself once wired in; idempotent here
-    if _command.name not in cli.commands:
-        cli.add_command(_command)
 
 
 def _invoke(spec, *args: str):

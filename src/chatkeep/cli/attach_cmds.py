@@ -98,6 +98,3 @@ def undo_attach_cmd(ctx, attach_id: str, as_json: bool) -> None:  # noqa: ANN001
         echo_json({"attachId": attach_id, "removed": True})
     else:
         click.echo(f"removed attachment {attach_id}")
-
-
-COMMANDS = [attach_cmd, undo_attach_cmd]

@@ -40,6 +40,3 @@ def stats_cmd(ctx, as_json: bool) -> None:  # noqa: ANN001
     width = max(len(k) for k in stats)
     for k, v in stats.items():
         click.echo(f"{k:<{width}}  {v}")
-
-
-COMMANDS = [history_cmd, stats_cmd]

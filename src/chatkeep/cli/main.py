@@ -8,6 +8,7 @@ print tables or images.
 
 from __future__ import annotations
 
+import importlib
 import sys
 
 import click
@@ -29,7 +30,85 @@ EXIT_CODES: list[tuple[type[errors.ChatkeepError], int]] = [
 ]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+#: Every command: name → (module, attribute, one-line help). Modules are imported only when their
+#: command runs, so `chatkeep --help` loads none of them (a test checks the help lines match).
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "attach": (
+        "attach_cmds",
+        "attach_cmd",
+        "Attach a web page, file, PDF or image, or a video transcript (--video URL --transcript FILE).",
+    ),
+    "export": (
+        "transfer_cmds",
+        "export_cmd",
+        "Export the profile (JSON round-trips exactly through `import`) or one session.",
+    ),
+    "history": (
+        "history_cmds",
+        "history_cmd",
+        "Show the live history (images as sizes, never base64).",
+    ),
+    "import": (
+        "transfer_cmds",
+        "import_cmd",
+        "Import a chatkeep export or a browsa dump into this profile (whole or not at all).",
+    ),
+    "provider": (
+        "provider_cmds",
+        "provider_group",
+        "Model providers: add a card, pick the active one, list them.",
+    ),
+    "request": (
+        "request_cmd",
+        "request_cmd",
+        "Show what the next request would send, and what it saves.",
+    ),
+    "serve": (
+        "serve_cmd",
+        "serve_cmd",
+        "Serve the web panel on localhost (prints the URL with its launch token).",
+    ),
+    "sessions": (
+        "sessions_cmds",
+        "sessions_group",
+        "Saved sessions: list/search, save, new, load, rename, pin, delete, show.",
+    ),
+    "stats": (
+        "history_cmds",
+        "stats_cmd",
+        "Entries, sessions, bytes stored, unseen image bytes, archive size, unreadable values.",
+    ),
+    "undo-attach": (
+        "attach_cmds",
+        "undo_attach_cmd",
+        "Remove an attachment from the live history by its attach id.",
+    ),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported on first use; help lists them from the table."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(COMMANDS) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands or cmd_name not in COMMANDS:
+            return self.commands.get(cmd_name)
+        module, attr, _short = COMMANDS[cmd_name]
+        command = getattr(importlib.import_module(f".{module}", __package__), attr)
+        return command if isinstance(command, click.Command) else None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in sorted(COMMANDS)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(
+    cls=LazyGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.option(
     "--store",
     "store_url",
@@ -55,31 +134,6 @@ def cli(ctx: click.Context, store_url: str | None, profile: str, debug: bool) ->
     """
     ctx.obj = Ctx(store_url, profile, debug)
     ctx.call_on_close(ctx.obj.close)
-
-
-def _register() -> None:
-    from . import (
-        attach_cmds,
-        history_cmds,
-        provider_cmds,
-        request_cmd,
-        sessions_cmds,
-        transfer_cmds,
-    )
-
-    for module in (
-        history_cmds,
-        attach_cmds,
-        sessions_cmds,
-        transfer_cmds,
-        provider_cmds,
-        request_cmd,
-    ):
-        for command in module.COMMANDS:
-            cli.add_command(command)
-
-
-_register()
 
 
 def exit_code_for(exc: errors.ChatkeepError) -> int:

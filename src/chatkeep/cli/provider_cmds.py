@@ -153,6 +153,3 @@ def list_cmd(ctx, as_json: bool) -> None:  # noqa: ANN001
         model = settings["activeModel"] if r["active"] and settings["activeModel"] else r["model"]
         key = f"  key from ${r['apiKeyEnv']}" if r["apiKeyEnv"] else ""
         click.echo(f"{mark} {r['name']:<12} {r['style']:<10} {model:<24} {r['baseUrl']}{key}")
-
-
-COMMANDS = [provider_group]

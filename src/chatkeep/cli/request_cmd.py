@@ -15,8 +15,10 @@ from .output import echo_json, human_size
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (stable schema).")
 @pass_ctx
 def request_cmd(ctx, text: str, provider: str | None, model: str | None, as_json: bool) -> None:  # noqa: ANN001
-    """Show what the next request would send: per entry raw, image labels or aged stub; totals;
-    savings against resending everything; prefix reuse against the previous request."""
+    """Show what the next request would send, and what it saves.
+
+    Per entry: raw, image labels or aged stub; totals; savings against resending everything;
+    prefix reuse against the previous request."""
     from ..preview import preview_request
 
     p = preview_request(ctx.store(), text, provider=provider, model=model)
@@ -39,6 +41,3 @@ def request_cmd(ctx, text: str, provider: str | None, model: str | None, as_json
         )
     else:
         click.echo("prefix reuse: no previous request recorded yet")
-
-
-COMMANDS = [request_cmd]

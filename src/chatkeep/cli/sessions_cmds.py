@@ -159,6 +159,3 @@ def show_cmd(ctx, session_id: str, as_json: bool) -> None:  # noqa: ANN001
     )
     for v in views:
         click.echo(render_entry(v))
-
-
-COMMANDS = [sessions_group]

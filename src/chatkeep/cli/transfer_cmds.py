@@ -101,6 +101,3 @@ def import_cmd(ctx, file: str, source: str, replace: bool, as_json: bool) -> Non
             f"imported {report['source']} data: {report['history']} live entries, "
             f"{report['archived']} archived, {report['sessions']} sessions, {report['keys']} keys"
         )
-
-
-COMMANDS = [export_cmd, import_cmd]
