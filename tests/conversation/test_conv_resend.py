@@ -109,6 +109,17 @@ def test_regenerate_keeps_attachments_before_the_question(lite_chat, provider_se
     assert "page body" in provider_server.requests[0].body["messages"][1]["content"]
 
 
+def test_regenerate_keeps_attachments_added_after_the_answer(lite_chat, provider_server):
+    """An attachment added after the last answer was never sent: regenerate keeps it, before the question."""
+    later = attachment("attached after the answer")
+    seed(lite_chat.store, user("q1"), assistant("a1"), later)
+    lite_chat.regenerate()
+    history = lite_chat.store.history.read()
+    assert history[0] == later and history[1] == user("q1") and history[2]["role"] == "assistant"
+    assert [e["role"] for e in history].count("user") == 2
+    assert "attached after the answer" in provider_server.requests[0].body["messages"][1]["content"]
+
+
 def test_failed_regenerate_leaves_the_question_alone(chat, provider_server):
     """Regenerate that fails: the old answer is gone, the question stays exactly once."""
     seed(chat.store, user("q1"), assistant("a1"))

@@ -253,3 +253,18 @@ def test_request_stats_report_prefix_reuse(lite_chat, provider_server):
     second = lite_chat.send("b")
     assert first.stats["prefixBytes"] == 0 and first.stats["chars"] >= 4000
     assert second.stats["prefixBytes"] > 4000
+
+
+def test_previous_request_is_kept_for_the_preview(lite_chat, provider_server):
+    """The last request sent is stored, so a preview in another process reports prefix reuse against it."""
+    import chatkeep
+    from chatkeep.preview import preview_request
+
+    lite_chat.send("x" * 3000)
+    sent = provider_server.requests[-1].body
+    assert lite_chat.store.local.get("lastRequest")["body"]["messages"] == sent["messages"]
+    with chatkeep.open(
+        lite_chat.store.url.removeprefix("sqlite://"), profile=lite_chat.store.profile
+    ) as other:
+        p = preview_request(other, "next")
+    assert p["previous"] is not None and p["totals"]["prefixBytes"] > 3000

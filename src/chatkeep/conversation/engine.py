@@ -37,7 +37,8 @@ web panel.
   last user entry that is not an attachment (text and images).
 * ``stop() -> int`` sets the cancel event of every turn in flight.
 
-``Reply.stats`` compares the request with the previous request this engine sent (§6.4).
+``Reply.stats`` compares the request with the previous request sent from this profile (kept under
+``lastRequest``, so `chatkeep request` in another process sees it too; §6.4).
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ContextOverflow, InvalidValue
+from ..preview import LAST_REQUEST_KEY, remember_request
 from ..providers import (
     Card,
     Done,
@@ -128,7 +130,6 @@ class Chat:
         self.env = env
         self._lock = threading.Lock()
         self._cancels: set[threading.Event] = set()
-        self._previous: dict[str, Any] | None = None
 
     # -- public -----------------------------------------------------------------------------
     def send(
@@ -190,8 +191,10 @@ class Chat:
         if i < 0:
             raise InvalidValue("there is no question to regenerate", hint="send a message first")
         original = history[i]
+        # attachments added after the question were never sent: they stay, before the new question
+        pending = [e for e in history[i + 1 :] if is_attachment(e)]
         turn = self._prepare(entry_text(original), entry_images(original), provider, model)
-        self._truncate(i, original)
+        self._truncate(i, original, keep=pending)
         return self._run(turn, on_delta, on_notice, cancel, discard_partial)
 
     def stop(self) -> int:
@@ -231,14 +234,14 @@ class Chat:
             )
         return entry
 
-    def _truncate(self, i: int, original: Entry) -> None:
+    def _truncate(self, i: int, original: Entry, keep: list[Entry] | None = None) -> None:
         def fn(entries: list[Entry]) -> list[Entry] | None:
             if i >= len(entries) or entries[i] != original:
                 raise InvalidValue(
                     f"entry {i} changed before it could be replaced; nothing was sent",
                     hint="look at the history again and retry",
                 )
-            return entries[:i]
+            return entries[:i] + list(keep or [])
 
         self.store.history.mutate(fn)
 
@@ -288,8 +291,11 @@ class Chat:
             with self._lock:
                 self._cancels.discard(cancel)
         done = outcome.done
-        stats = request_stats(outcome.request, self._previous)
-        self._previous = outcome.request.body
+        previous = self.store.local.get(LAST_REQUEST_KEY)
+        stats = request_stats(
+            outcome.request, previous.get("body") if isinstance(previous, dict) else None
+        )
+        remember_request(self.store, outcome.request.style, outcome.request.body)
         warning = truncation_warning(stats["estTokens"], done.usage)
         if warning:
             notify(warning)
