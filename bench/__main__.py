@@ -21,7 +21,12 @@ from typing import Any
 from bench import compare
 
 STORAGE = ("chatkeep", "openai-agents", "langgraph", "json-blob")
-REQUEST = {"chatkeep": "chatkeep", "window": "chatkeep (live window)", "naive": "naive resend", "trim": "trim_messages"}
+REQUEST = {
+    "chatkeep": "chatkeep",
+    "window": "chatkeep (live window)",
+    "naive": "naive resend",
+    "trim": "trim_messages",
+}
 
 
 def _t(s: float | None) -> str:
@@ -60,27 +65,62 @@ def _storage_rows(st: dict[str, Any], foot: list[str]) -> list[tuple[str, str, s
             value = fmt(v) if v is not None else f"n/a {mark(f'{peer}: {why(peer, fig)}')}"
             if v is not None and fig in notes.get(peer, {}):
                 value += " " + mark(f"{peer}: {notes[peer][fig]}")
-            rows.append((label if i == 0 else "", peer, value, ratio if peer != "chatkeep" else "", target if i == 0 else "", verdict if i == 0 else ""))
+            rows.append(
+                (
+                    label if i == 0 else "",
+                    peer,
+                    value,
+                    ratio if peer != "chatkeep" else "",
+                    target if i == 0 else "",
+                    verdict if i == 0 else "",
+                )
+            )
 
     a100, a5k = get("chatkeep", "append@100"), get("chatkeep", "append@5000")
     figure("append one turn @100 entries", "append@100", _t)
     others = [get(p, "append@5000") for p in STORAGE[1:]]
     faster = a5k is not None and all(o is not None and a5k < o for o in others)
-    figure("append one turn @5,000 entries", "append@5000", _t, "faster than every storage peer", "met" if faster else "NOT met")
+    figure(
+        "append one turn @5,000 entries",
+        "append@5000",
+        _t,
+        "faster than every storage peer",
+        "met" if faster else "NOT met",
+    )
     for peer in STORAGE:
         p100, p5k = get(peer, "append@100"), get(peer, "append@5000")
         if peer == "chatkeep" and a100 and a5k:
             g = a5k / a100
-            rows.append(("append growth 5,000 / 100", peer, f"{g:.2f}×", "", "≤ 1.5×", "met" if g <= 1.5 else "NOT met"))
+            rows.append(
+                (
+                    "append growth 5,000 / 100",
+                    peer,
+                    f"{g:.2f}×",
+                    "",
+                    "≤ 1.5×",
+                    "met" if g <= 1.5 else "NOT met",
+                )
+            )
         elif p100 and p5k:
             rows.append(("", peer, f"{p5k / p100:.2f}×", "", "", ""))
     s100, s5k = get("chatkeep", "append+seen@100"), get("chatkeep", "append+seen@5000")
     if s100 and s5k:
-        rows.append(("extra: turn + mark_images_seen()", "chatkeep", f"{_t(s100)} @100, {_t(s5k)} @5,000 ({s5k / s100:.2f}×)", "", "", "not a target"))
+        rows.append(
+            (
+                "extra: turn + mark_images_seen()",
+                "chatkeep",
+                f"{_t(s100)} @100, {_t(s5k)} @5,000 ({s5k / s100:.2f}×)",
+                "",
+                "",
+                "not a target",
+            )
+        )
     figure("read history @5,000 entries", "read@5000", _t)
     figure("read history, figure conversation", "read@figure", _t)
     figure("get_all() vs peer settings read", "settings", _t)
-    build = mark("chatkeep also runs mark_images_seen() after every turn, as a send does; the peers only append")
+    build = mark(
+        "chatkeep also runs mark_images_seen() after every turn, as a send does; the peers only append"
+    )
     figure(f"store figure conversation {build}", "figure-build", _t)
     figure("save session: time", "save-time", _t)
     img = st["imageBytes"]
@@ -93,12 +133,27 @@ def _storage_rows(st: dict[str, Any], foot: list[str]) -> list[tuple[str, str, s
     )
     ok = "met" if sb is not None and sb <= 0.10 * img else "NOT met"
     pct = f"{sb / img:.1%}" if sb is not None else "—"
-    figure("save session: DB growth", "save-bytes", _b, "≤ 10% of image bytes", f"{ok} ({pct}) {mark(share)}")
+    figure(
+        "save session: DB growth",
+        "save-bytes",
+        _b,
+        "≤ 10% of image bytes",
+        f"{ok} ({pct}) {mark(share)}",
+    )
     figure("save session: bytes written", "save-written", _b)
     figure("disk after conversation + 1 save", "disk-figure", _b)
     srch = get("chatkeep", "search")
-    worst = max((v for k, v in med.get("chatkeep", {}).items() if k.startswith("search:")), default=None)
-    figure(f"drawer search, {st['sessions']:,} sessions", "search", _t, "< 50 ms median", ("met" if srch is not None and srch < 0.05 else "NOT met") + f" (slowest query {_t(worst)})")
+    worst = max(
+        (v for k, v in med.get("chatkeep", {}).items() if k.startswith("search:")), default=None
+    )
+    figure(
+        f"drawer search, {st['sessions']:,} sessions",
+        "search",
+        _t,
+        "< 50 ms median",
+        ("met" if srch is not None and srch < 0.05 else "NOT met")
+        + f" (slowest query {_t(worst)})",
+    )
     figure("save session into that drawer: time", "drawer-save-time", _t)
     figure("save session into that drawer: growth", "drawer-save-bytes", _b)
     figure("save session into that drawer: written", "drawer-save-written", _b)
@@ -110,22 +165,62 @@ def _request_rows(rq: dict[str, Any]) -> list[tuple[str, str, str, str, str, str
     rows: list[tuple[str, str, str, str, str, str]] = []
     ck, naive = tot["chatkeep"], tot["naive"]
 
-    def figure(label: str, key: str, fmt: Any, target: str = "", verdict: str = "", ratio: bool = True) -> None:
+    def figure(
+        label: str, key: str, fmt: Any, target: str = "", verdict: str = "", ratio: bool = True
+    ) -> None:
         for i, sys_ in enumerate(REQUEST):
             if sys_ not in tot:
-                rows.append((label if i == 0 else "", REQUEST[sys_], f"n/a: {rq['trimError']}", "", "", ""))
+                rows.append(
+                    (label if i == 0 else "", REQUEST[sys_], f"n/a: {rq['trimError']}", "", "", "")
+                )
                 continue
             v = tot[sys_][key]
             r = f"{ck[key] / v:.2f}" if ratio and sys_ != "chatkeep" and v else ""
-            rows.append((label if i == 0 else "", REQUEST[sys_], fmt(v), r, target if i == 0 else "", verdict if i == 0 else ""))
+            rows.append(
+                (
+                    label if i == 0 else "",
+                    REQUEST[sys_],
+                    fmt(v),
+                    r,
+                    target if i == 0 else "",
+                    verdict if i == 0 else "",
+                )
+            )
 
     share = ck["bytes"] / naive["bytes"]
-    figure("request bytes, 30 turns", "bytes", _b, "≤ 15% of naive", f"{'met' if share <= 0.15 else 'NOT met'} ({share:.1%})")
+    figure(
+        "request bytes, 30 turns",
+        "bytes",
+        _b,
+        "≤ 15% of naive",
+        f"{'met' if share <= 0.15 else 'NOT met'} ({share:.1%})",
+    )
     figure("images sent, 30 turns", "images", str)
     met = ck["reusePrev"] >= 0.9
-    figure("turns reusing ≥ 90% of previous request", "reusePrev", "{:.0%}".format, "≥ 90% of turns", "met" if met else "NOT met (labels/aging breaks)", ratio=False)
-    figure("turns whose request is ≥ 90% reused prefix", "reuseCur", "{:.0%}".format, "", "", ratio=False)
-    figure(f"extra: reuse on {ck['calmTurns']} turns w/o label/aging", "reuseCalm", "{:.0%}".format, "", "not the target", ratio=False)
+    figure(
+        "turns reusing ≥ 90% of previous request",
+        "reusePrev",
+        "{:.0%}".format,
+        "≥ 90% of turns",
+        "met" if met else "NOT met (labels/aging breaks)",
+        ratio=False,
+    )
+    figure(
+        "turns whose request is ≥ 90% reused prefix",
+        "reuseCur",
+        "{:.0%}".format,
+        "",
+        "",
+        ratio=False,
+    )
+    figure(
+        f"extra: reuse on {ck['calmTurns']} turns w/o label/aging",
+        "reuseCalm",
+        "{:.0%}".format,
+        "",
+        "not the target",
+        ratio=False,
+    )
     return rows
 
 
@@ -142,12 +237,15 @@ def print_table(rows: list[tuple[str, ...]], head: tuple[str, ...]) -> None:
 def print_turns(rq: dict[str, Any]) -> None:
     print("\nPer turn — figure-heavy conversation (bytes · images · % of previous request reused)")
     keys = [k for k in ("chatkeep", "trim", "naive") if k in rq["rows"][0]]
-    head = f"{'turn':>4} {'events':<10} {'breaks':<11}" + "".join(f" {REQUEST[k]:>29}" for k in keys)
+    head = f"{'turn':>4} {'events':<10} {'breaks':<11}" + "".join(
+        f" {REQUEST[k]:>29}" for k in keys
+    )
     print(head)
     print("-" * len(head))
     for r in rq["rows"]:
         cells = "".join(
-            f" {r[k]['bytes']:>13,} {r[k]['images']:>4} {r[k]['prefixOfPrevious']:>9.1%}" for k in keys
+            f" {r[k]['bytes']:>13,} {r[k]['images']:>4} {r[k]['prefixOfPrevious']:>9.1%}"
+            for k in keys
         )
         print(f"{r['turn']:>4} {r['events']:<10} {r['breaks']:<11}{cells}")
 
@@ -155,7 +253,9 @@ def print_turns(rq: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=30, help="timed rounds per figure (default 30)")
-    ap.add_argument("--save-rounds", type=int, default=5, help="session saves per system (default 5)")
+    ap.add_argument(
+        "--save-rounds", type=int, default=5, help="session saves per system (default 5)"
+    )
     ap.add_argument("--sessions", type=int, default=1_000, help="saved sessions in the drawer")
     ap.add_argument("--seed", type=int, default=7, help="seed of the figure-heavy conversation")
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
@@ -170,13 +270,20 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="chatkeep-bench-") as root:
         st = compare.storage(root, args.rounds, args.save_rounds, args.sessions, log)
     print_turns(rq)
-    print(f"\nSummary — medians of {args.rounds} rounds ({args.save_rounds} for saves); ratio = chatkeep / system")
+    print(
+        f"\nSummary — medians of {args.rounds} rounds ({args.save_rounds} for saves); ratio = chatkeep / system"
+    )
     head = ("figure", "system", "value", "ratio", "target (chatkeep)", "verdict")
     foot: list[str] = []
     print_table(_storage_rows(st, foot) + _request_rows(rq), head)
     for k, text in enumerate(foot, 1):
         print(f"[{k}] {text}")
-    print("\nversions: " + "; ".join(f"{k} {v}" for k, v in st["versions"].items()) + "; langchain-core " + compare.P.version("langchain-core"))
+    print(
+        "\nversions: "
+        + "; ".join(f"{k} {v}" for k, v in st["versions"].items())
+        + "; langchain-core "
+        + compare.P.version("langchain-core")
+    )
     log("done")
     result = {"storage": st, "requests": {"totals": rq["totals"], "trimError": rq["trimError"]}}
     if args.json:

@@ -134,7 +134,11 @@ def _text_phase(root: str, rounds: int, run: _Run, log: Callable[[str], None]) -
                     run.guard(name, f"append@{n}", lambda p=peer, n=n: p.load(convs[n]))
         for n, group in stores.items():
             for name, peer in group.items():
-                t = run.guard(name, f"append@{n}", lambda p=peer, r=r: _timed(lambda: p.append_turn(*turns[r])))
+                t = run.guard(
+                    name,
+                    f"append@{n}",
+                    lambda p=peer, r=r: _timed(lambda: p.append_turn(*turns[r])),
+                )
                 if t is not None:
                     run.add(name, f"append@{n}", t)
                 if name == "chatkeep":
@@ -166,6 +170,7 @@ def _figure_phase(
     group = _open_all(root, "figure", run)
     log(f"figure conversation: storing it in {len(group)} systems, then {rounds} saves each")
     for name, peer in group.items():
+
         def build(p: Any = peer, name: str = name) -> None:
             p.load([])
             for step in steps:
@@ -193,7 +198,9 @@ def _figure_phase(
         peer.close()
 
 
-def _drawer_phase(root: str, rounds: int, sessions: int, run: _Run, log: Callable[[str], None]) -> None:
+def _drawer_phase(
+    root: str, rounds: int, sessions: int, run: _Run, log: Callable[[str], None]
+) -> None:
     drawer = W.drawer(sessions)
     figure = W.figure_entries()
     group = _open_all(root, "drawer", run)
@@ -221,7 +228,9 @@ def _drawer_phase(root: str, rounds: int, sessions: int, run: _Run, log: Callabl
         peer.close()
 
 
-def storage(root: str, rounds: int, save_rounds: int, sessions: int, log: Callable[[str], None]) -> dict[str, Any]:
+def storage(
+    root: str, rounds: int, save_rounds: int, sessions: int, log: Callable[[str], None]
+) -> dict[str, Any]:
     """Run the storage workloads; ``{"medians": {peer: {figure: value}}, "notes", "versions"}``."""
     run = _Run()
     _text_phase(root, rounds, run, log)
@@ -302,8 +311,17 @@ def requests(seed: int = 7) -> dict[str, Any]:
         user = step["user"]
         row: dict[str, Any] = {"turn": step["turn"], "events": step["events"]}
         bodies = {
-            "chatkeep": build_request("chat", full, user_entry=user, system_prompt=SYSTEM, model="m", base_url="https://h").body,
-            "window": build_request("chat", windowed, user_entry=user, system_prompt=SYSTEM, model="m", base_url="https://h").body,
+            "chatkeep": build_request(
+                "chat", full, user_entry=user, system_prompt=SYSTEM, model="m", base_url="https://h"
+            ).body,
+            "window": build_request(
+                "chat",
+                windowed,
+                user_entry=user,
+                system_prompt=SYSTEM,
+                model="m",
+                base_url="https://h",
+            ).body,
             "naive": _naive(full, user),
         }
         for key, body in bodies.items():

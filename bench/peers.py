@@ -34,7 +34,11 @@ from typing import Any
 import chatkeep
 from bench.workloads import Entry, to_agents_item, to_langchain
 
-SETTINGS = {"systemPrompt": "You are a helpful assistant.", "activeProvider": "local", "fontSize": 14}
+SETTINGS = {
+    "systemPrompt": "You are a helpful assistant.",
+    "activeProvider": "local",
+    "fontSize": 14,
+}
 
 
 def disk_bytes(path: str) -> int:
@@ -189,7 +193,9 @@ class LangGraphPeer:
         from langgraph.store.sqlite import SqliteStore
 
         self.path = path
-        self.version = f"{version('langgraph')} (checkpoint-sqlite {version('langgraph-checkpoint-sqlite')})"
+        self.version = (
+            f"{version('langgraph')} (checkpoint-sqlite {version('langgraph-checkpoint-sqlite')})"
+        )
         self.conn = sqlite3.connect(path, check_same_thread=False)
         self.saver = SqliteSaver(self.conn)
         self.saver.setup()
@@ -218,7 +224,9 @@ class LangGraphPeer:
         self.graph.update_state(self._config(), {"messages": msgs}, as_node="respond")
 
     def append_entry(self, entry: Entry) -> None:
-        self.graph.update_state(self._config(), {"messages": [to_langchain(entry)]}, as_node="respond")
+        self.graph.update_state(
+            self._config(), {"messages": [to_langchain(entry)]}, as_node="respond"
+        )
 
     def append_turn(self, user: Entry, reply: Entry) -> None:
         self._reply = reply
@@ -232,7 +240,9 @@ class LangGraphPeer:
 
     def save_session(self) -> None:
         msgs = self.read()
-        self.graph.update_state(self._config(uuid.uuid4().hex), {"messages": msgs}, as_node="respond")
+        self.graph.update_state(
+            self._config(uuid.uuid4().hex), {"messages": msgs}, as_node="respond"
+        )
 
     def close(self) -> None:
         self.kv_conn.close()
@@ -271,7 +281,9 @@ class JsonBlobPeer:
     def _append(self, entry: Entry) -> None:
         self.conn.execute("BEGIN IMMEDIATE")
         try:
-            (body,) = self.conn.execute("SELECT chat FROM chat WHERE id = ?", (self.chat,)).fetchone()
+            (body,) = self.conn.execute(
+                "SELECT chat FROM chat WHERE id = ?", (self.chat,)
+            ).fetchone()
             entries = json.loads(body)
             entries.append(entry)
             self.conn.execute(

@@ -9,6 +9,8 @@ naive baseline sends the same stored history verbatim (every image, every attach
 Conversation: 30 user turns; 3 PDF attachments of 60,000 chars with 8 figures of ~150 KB each;
 5 page attachments of 20,000–120,000 chars; 5 pasted screenshots.
 
+The conversation itself comes from :func:`conversation` (also used by ``python -m bench``).
+
 Two scenarios are measured: the history unbounded, and the history bounded by the store's live
 window (last 60 entries, then at most 300,000 text chars; SPEC §3.3) after every write.
 

@@ -50,7 +50,11 @@ def figure_image_bytes(entries: list[Entry], as_url: bool = False) -> int:
         if isinstance(e["content"], list):
             for p in e["content"]:
                 if p.get("type") == "image_url":
-                    url = p["image_url"]["url"] if isinstance(p["image_url"], dict) else p["image_url"]
+                    url = (
+                        p["image_url"]["url"]
+                        if isinstance(p["image_url"], dict)
+                        else p["image_url"]
+                    )
                     payload = url.split(",", 1)[1]
                     total += len(url) if as_url else len(payload) * 3 // 4 - payload.count("=")
     return total
