@@ -3,7 +3,7 @@
 * :class:`Turns` hands out one ``threading.Event`` per streamed turn (the ``cancel`` given to
   ``store.chat.send``) under a short random id, so the stop button stops exactly that turn.
 * :func:`public_settings` is what the page may see of ``store.get_all()``: ``history`` dropped,
-  the three panel options defaulted, and every provider card's ``apiKey`` replaced by
+  the three panel options defaulted (also when a stored one has the wrong type), and every provider card's ``apiKey`` replaced by
   ``hasApiKey`` (a stored key never travels back to the browser).
 """
 
@@ -69,8 +69,12 @@ class PanelState:
 
 def public_settings(settings: dict[str, Any]) -> dict[str, Any]:
     """``get_all()`` as the page sees it (see the module docstring)."""
-    out = {**PANEL_OPTION_DEFAULTS, **settings}
+    out = dict(settings)
     out.pop("history", None)
+    for key, default in PANEL_OPTION_DEFAULTS.items():
+        # Panel options are not in DEFAULTS, so get_all() does not type-check them: do it here.
+        if type(out.get(key)) is not type(default):
+            out[key] = default
     cards: dict[str, Any] = {}
     providers = out.get("providers")
     if isinstance(providers, dict):

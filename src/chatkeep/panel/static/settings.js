@@ -1,0 +1,185 @@
+// Settings (provider cards, system prompt, panel options) and the request preview dialog.
+
+import { api, el, humanSize, notice, percent, showError } from "./api.js";
+
+const STYLES = ["chat", "responses", "anthropic"];
+let onApply = () => {};
+
+export function applyPanelOptions(settings) {
+  const size = Number(settings.fontSize) || 14;
+  document.documentElement.style.setProperty("--font-size", `${size}px`);
+  onApply(settings);
+}
+
+function field(label, input) {
+  return el("label", {}, label, " ", input);
+}
+
+function input(type, value, attrs = {}) {
+  const node = el("input", { type, ...attrs });
+  if (type === "checkbox") node.checked = Boolean(value);
+  else node.value = value ?? "";
+  return node;
+}
+
+function cardForm(name, card, isNew) {
+  const style = el("select", { className: "p-style" }, STYLES.map((s) => el("option", { value: s, text: s })));
+  style.value = card.style || "chat";
+  const nameInput = input("text", name, { className: "p-name", placeholder: "name", readonly: !isNew });
+  const baseUrl = input("url", card.baseUrl, { className: "p-baseUrl", placeholder: "https://api.openai.com/v1" });
+  const model = input("text", card.model, { className: "p-model", placeholder: "model id" });
+  const keyEnv = input("text", card.apiKeyEnv, { className: "p-apiKeyEnv", placeholder: "OPENAI_API_KEY" });
+  const key = input("password", "", {
+    className: "p-apiKey",
+    placeholder: card.hasApiKey ? "(stored — leave empty to keep)" : "(optional)",
+    autocomplete: "off",
+  });
+  const temperature = input("number", card.temperature, { className: "p-temperature", min: 0, max: 2, step: 0.1 });
+  const maxTokens = input("number", card.maxTokens, { className: "p-maxTokens", min: 1 });
+  const stream = input("checkbox", card.stream !== false, { className: "p-stream" });
+  const form = el(
+    "fieldset",
+    { className: "provider-card" },
+    el("legend", { text: isNew ? "New provider" : name }),
+    el("div", { className: "grid" }, field("Name", nameInput), field("Style", style), field("Base URL", baseUrl),
+      field("Model", model), field("API key env", keyEnv), field("API key", key),
+      field("Temperature", temperature), field("Max tokens", maxTokens),
+      el("label", { className: "check" }, stream, " stream")),
+  );
+  const save = async () => {
+    const cardName = nameInput.value.trim();
+    const body = { style: style.value, baseUrl: baseUrl.value.trim(), model: model.value.trim(), stream: stream.checked };
+    if (keyEnv.value.trim()) body.apiKeyEnv = keyEnv.value.trim();
+    if (key.value) body.apiKey = key.value;
+    if (temperature.value !== "") body.temperature = Number(temperature.value);
+    if (maxTokens.value !== "") body.maxTokens = Number(maxTokens.value);
+    try {
+      const settings = await api("PUT", `/api/providers/${encodeURIComponent(cardName)}`, body);
+      fill(settings);
+      notice(`provider “${cardName}” saved`);
+    } catch (err) {
+      showError(err);
+    }
+  };
+  const remove = async () => {
+    try {
+      fill(await api("DELETE", `/api/providers/${encodeURIComponent(name)}`));
+    } catch (err) {
+      showError(err);
+    }
+  };
+  form.append(
+    el("div", { className: "actions" },
+      el("button", { type: "button", className: "p-save", text: "Save provider", onclick: save }),
+      isNew ? null : el("button", { type: "button", className: "p-delete", text: "Delete", onclick: remove })),
+  );
+  return form;
+}
+
+function fill(settings) {
+  const cards = document.getElementById("provider-cards");
+  const providers = settings.providers || {};
+  cards.replaceChildren(...Object.entries(providers).map(([n, c]) => cardForm(n, c, false)));
+  const active = document.getElementById("set-activeProvider");
+  active.replaceChildren(
+    el("option", { value: "", text: "(none — environment)" }),
+    ...Object.keys(providers).map((n) => el("option", { value: n, text: n })),
+  );
+  active.value = settings.activeProvider || "";
+  document.getElementById("set-activeModel").value = settings.activeModel || "";
+  document.getElementById("set-systemPrompt").value = settings.systemPrompt || "";
+  document.getElementById("set-replyLanguage").value = settings.replyLanguage || "";
+  document.getElementById("set-fontSize").value = settings.fontSize;
+  document.getElementById("set-sendShortcut").value = settings.sendShortcut;
+  document.getElementById("set-thoughtAutoCollapse").checked = Boolean(settings.thoughtAutoCollapse);
+  applyPanelOptions(settings);
+}
+
+async function save() {
+  const body = {
+    activeProvider: document.getElementById("set-activeProvider").value,
+    activeModel: document.getElementById("set-activeModel").value.trim(),
+    systemPrompt: document.getElementById("set-systemPrompt").value,
+    replyLanguage: document.getElementById("set-replyLanguage").value.trim(),
+    fontSize: Number(document.getElementById("set-fontSize").value),
+    sendShortcut: document.getElementById("set-sendShortcut").value,
+    thoughtAutoCollapse: document.getElementById("set-thoughtAutoCollapse").checked,
+  };
+  try {
+    fill(await api("PUT", "/api/settings", body));
+    notice("settings saved");
+  } catch (err) {
+    showError(err);
+  }
+}
+
+function statRow(label, ours, naive, fmt = (x) => String(x)) {
+  return el("tr", {}, el("th", { text: label }), el("td", { text: fmt(ours) }), el("td", { text: fmt(naive) }));
+}
+
+function renderPreview(p) {
+  const body = document.getElementById("preview-body");
+  const who = p.provider
+    ? `${p.provider.name} · ${p.provider.style} · ${p.provider.model}`
+    : `no usable provider (${p.problem ? p.problem.message : "unknown"}); shown in the ${p.style} format`;
+  const r = p.request;
+  const n = p.naive;
+  const table = el(
+    "table",
+    { className: "preview-stats" },
+    el("tr", {}, el("th"), el("th", { text: "chatkeep" }), el("th", { text: "naive resend" })),
+    statRow("Request size", r.bytes, n.bytes, humanSize),
+    statRow("Text characters", r.chars, n.chars, (x) => x.toLocaleString()),
+    statRow("Images", r.images, n.images),
+    statRow("Image bytes", r.imageBytes, n.imageBytes, humanSize),
+    statRow("Estimated tokens", r.estTokens, n.estTokens, (x) => x.toLocaleString()),
+  );
+  const prefix = p.prefix.hasPrevious
+    ? `${humanSize(p.prefix.bytes)} shared with the previous turn's request (${percent(p.prefix.ratio)} of this one can come from a prompt cache)`
+    : "no previous turn to compare with";
+  const messages = el(
+    "ol",
+    { className: "preview-messages" },
+    p.messages.map((m) =>
+      el("li", {}, el("strong", { text: m.role }), ` ${m.chars.toLocaleString()} chars`,
+        m.images ? `, ${m.images} image${m.images === 1 ? "" : "s"}` : "",
+        el("div", { className: "snippet", text: m.text })),
+    ),
+  );
+  body.replaceChildren(
+    el("p", { className: "preview-provider", text: who }),
+    p.problem && p.problem.hint ? el("p", { className: "hint", text: p.problem.hint }) : null,
+    table,
+    el("p", { className: "preview-savings", text: `Saves ${humanSize(Math.max(0, p.savings.bytes))} (${percent(p.savings.ratio)}) against resending everything; ${p.savings.images} image(s) sent as labels.` }),
+    el("p", { className: "preview-prefix", text: `Prefix reuse: ${prefix}.` }),
+    el("h3", { text: `Messages (${p.messages.length})` }),
+    messages,
+  );
+}
+
+export function setupSettings(apply) {
+  onApply = apply;
+  const dialog = document.getElementById("settings-dialog");
+  document.getElementById("open-settings").addEventListener("click", async () => {
+    try {
+      fill(await api("GET", "/api/settings"));
+      dialog.showModal();
+    } catch (err) {
+      showError(err);
+    }
+  });
+  document.getElementById("settings-save").addEventListener("click", save);
+  document.getElementById("add-provider").addEventListener("click", () => {
+    document.getElementById("provider-cards").append(cardForm("", { style: "chat", stream: true }, true));
+  });
+  const preview = document.getElementById("preview-dialog");
+  document.getElementById("open-preview").addEventListener("click", async () => {
+    const draft = document.getElementById("message").value;
+    try {
+      renderPreview(await api("GET", `/api/preview?${new URLSearchParams({ draft })}`));
+      preview.showModal();
+    } catch (err) {
+      showError(err);
+    }
+  });
+}
