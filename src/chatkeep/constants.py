@@ -44,6 +44,8 @@ SESSIONS_INDEX_KEY = "savedSessions"
 SESSION_BODY_PREFIX = "session_"
 ACTIVE_SESSION_KEY = "activeSessionId"
 ATTACH_SNAPSHOTS_KEY = "attachSnapshots"
+#: Full attachment entries kept before a summary or an overflow stub rewrote their text.
+ORIGINAL_PREFIX = "attachOriginal_"
 
 DEFAULT_MAX_TEXT_CHARS = 1_000_000
 DEFAULT_SUMMARIZE_THRESHOLD = 100_000

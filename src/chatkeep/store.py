@@ -10,7 +10,7 @@ import copy
 import os
 from typing import TYPE_CHECKING, Any
 
-from .constants import DEFAULTS, GET_ALL_KEYS, SESSIONS_INDEX_KEY
+from .constants import DEFAULTS, GET_ALL_KEYS, ORIGINAL_PREFIX, SESSIONS_INDEX_KEY
 from .errors import InvalidValue, StoreError
 from .rules.entries import has_image_parts, image_part_url, is_image_part
 from .storage.areas import LocalArea, MemoryArea
@@ -176,6 +176,28 @@ class Store:
 
         self.history.mutate(fn)
         return changed
+
+    def keep_original(self, entry: dict[str, Any]) -> bool:
+        """Keep a copy of an attachment entry under ``attachOriginal_<attachId>`` before a
+        rewrite (auto-summary, overflow stub) replaces its text; the first copy wins.
+
+        The live history then holds the short text the model needs, and the full text the user
+        attached is still in the store (a targeted read, exported with the profile). Returns
+        whether a copy was written."""
+        attach_id = entry.get("attachId") if isinstance(entry, dict) else None
+        if not isinstance(attach_id, str) or not attach_id:
+            return False
+        wrote = False
+
+        def fn(current: Any) -> Any:
+            nonlocal wrote
+            if current is not None:
+                return None
+            wrote = True
+            return entry
+
+        self.local.modify(ORIGINAL_PREFIX + attach_id, fn)
+        return wrote
 
     # -- export / import / stats ------------------------------------------------------------
     def export_data(self) -> dict[str, Any]:

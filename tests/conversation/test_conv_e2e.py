@@ -113,6 +113,8 @@ def test_overflow_is_rescued_once_and_stubs_are_written_after_success(chat, prov
     assert stored["content"] == [{"type": "text", "text": oversized_stub(page)}, image_part(figure)]
     roles = [e["role"] for e in store.history.read()]
     assert roles == ["user", "assistant", "user", "user", "assistant"]
+    # The full text the user attached is kept too, outside the live history.
+    assert store.local.get(f"attachOriginal_{page['attachId']}") == page
     # The next turn sends the stored stub directly: no overflow, no rescue.
     provider_server.queue(Text("fine"))
     assert not chat.send("q3").rescued
@@ -131,6 +133,7 @@ def test_failing_retry_leaves_storage_raw(chat, provider_server):
     assert info.value.hint
     assert len(provider_server.requests) == 2  # rescued once, never twice
     assert store.history.read() == [*before, {"role": "user", "content": "q1"}]
+    assert store.local.get(f"attachOriginal_{page['attachId']}") is None
 
 
 @pytest.mark.parametrize(

@@ -80,6 +80,7 @@ def test_summary_writes_back_with_banner_and_images_at_anchors(doc_store, provid
     )
     assert stored["summarized"] is True and stored["attachId"] == entry["attachId"]
     assert f"{raw_len:,}" in stored["content"][0]["text"] and raw_len > 30_000
+    assert store.local.get(f"attachOriginal_{entry['attachId']}") == entry  # nothing lost
 
 
 def test_summary_without_anchors_appends_images_in_order(lite_chat, provider_server):

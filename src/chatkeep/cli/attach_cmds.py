@@ -5,7 +5,9 @@
 ``--json`` prints the :class:`~chatkeep.attach.store_ops.AttachResult` as a stable object
 (``attachId, kind, title, url, chars, images, truncated, changed, summarizing, index,
 summaryError``). Bad sources raise :class:`~chatkeep.errors.AttachError` (exit 8, nothing
-stored); an unknown id for ``undo-attach`` exits 1. No summary job is started from the CLI.
+stored); an unknown id for ``undo-attach`` exits 1. An attachment over the summary threshold
+is condensed right away by the active provider (a spinner shows it); ``--no-summary`` skips that,
+and a failed summary leaves the raw attachment (``summaryWritten`` says which happened).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ def _describe(result: AttachResult) -> str:
     type=click.Path(dir_okay=False),
     help="WebVTT/SRT transcript of --video.",
 )
+@click.option("--no-summary", is_flag=True, help="Keep a long attachment raw (no auto-summary).")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (stable schema).")
 @pass_ctx
 def attach_cmd(
@@ -59,26 +62,49 @@ def attach_cmd(
     mode: str | None,
     video_url: str | None,
     transcript: str | None,
+    no_summary: bool,
     as_json: bool,
 ) -> None:
     """Attach a web page, file, PDF or image, or a video transcript (--video URL --transcript FILE)."""
     # The attach layer is imported here: `chatkeep --help` must not load it.
     from ..attach.store_ops import attach_source, attach_video
 
+    written: list[bool] = []
+
+    def summarize(store, attach_id: str) -> None:  # noqa: ANN001 - the attach hook's signature
+        # the process ends with the command, so the summary runs now, in the foreground
+        from rich.console import Console
+
+        from ..conversation import summarize_attachment
+
+        with Console(stderr=True).status("condensing the attachment with the active provider…"):
+            written.append(summarize_attachment(store, attach_id))
+
+    hook = None if no_summary else summarize
     if video_url or transcript:
         if source:
             raise click.UsageError("give either SOURCE or --video URL --transcript FILE, not both")
         if not (video_url and transcript):
             raise click.UsageError("--video and --transcript go together")
-        result = attach_video(ctx.store(), video_url, transcript, title=title, mode=mode)
+        result = attach_video(
+            ctx.store(), video_url, transcript, title=title, mode=mode, summarize=hook
+        )
     elif source:
-        result = attach_source(ctx.store(), source, title=title, mode=mode)
+        result = attach_source(ctx.store(), source, title=title, mode=mode, summarize=hook)
     else:
         raise click.UsageError("missing SOURCE (a URL or a file), or --video URL --transcript FILE")
+    data = {**result.as_dict(), "summaryWritten": bool(written and written[0])}
     if as_json:
-        echo_json(result.as_dict())
-    else:
-        click.echo(_describe(result))
+        echo_json(data)
+        return
+    click.echo(_describe(result))
+    if result.summarizing:
+        click.echo(
+            "condensed to a summary by the model (images kept; the original text is kept too)"
+            if data["summaryWritten"]
+            else "could not condense it (no provider, or the provider failed); it stays raw",
+            err=True,
+        )
 
 
 @click.command("undo-attach")

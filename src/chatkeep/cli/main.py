@@ -33,6 +33,13 @@ EXIT_CODES: list[tuple[type[errors.ChatkeepError], int]] = [
 #: Every command: name → (module, attribute, one-line help). Modules are imported only when their
 #: command runs, so `chatkeep --help` loads none of them (a test checks the help lines match).
 COMMANDS: dict[str, tuple[str, str, str]] = {
+    "chat": ("chat_cmds", "chat_cmd", "Send one message and stream the reply."),
+    "edit": (
+        "chat_cmds",
+        "edit_cmd",
+        "Edit your message at INDEX and send it again (everything after it is replaced).",
+    ),
+    "regenerate": ("chat_cmds", "regenerate_cmd", "Ask for a new answer to your last message."),
     "attach": (
         "attach_cmds",
         "attach_cmd",

@@ -402,6 +402,11 @@ class Chat:
         end_session = sessions.active_id()
         same = end_session == start_session or not start_session
         landed = False
+        if changed:
+            stubbed = {c.get("attachId") for c in changed}
+            for entry in self.store.history.read():
+                if entry.get("attachId") in stubbed:
+                    self.store.keep_original(entry)
 
         def fn(entries: list[Entry]) -> list[Entry] | None:
             nonlocal landed

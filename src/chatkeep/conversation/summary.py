@@ -190,6 +190,7 @@ def _summarize(
     images = [p for p in content if is_image_part(p)] if isinstance(content, list) else []
     new_content = interleave_image_parts(new_text, images) if images else new_text
     written = False
+    store.keep_original(original)
 
     def fn(current: list[Entry]) -> list[Entry] | None:
         nonlocal written

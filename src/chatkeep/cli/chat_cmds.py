@@ -1,0 +1,140 @@
+"""``chatkeep chat``, ``chatkeep edit`` and ``chatkeep regenerate`` (SPEC §3.5, §7.2).
+
+The reply streams to stdout as it arrives; notices (retries, trimmed attachments, dropped
+images, truncation warnings) go to stderr. Ctrl-C stops the stream and keeps the partial answer
+marked ``interrupted``. With ``--json`` nothing streams and one JSON object is printed at the end.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from ..errors import AttachError
+from .context import pass_ctx
+from .output import echo_json
+
+_JSON = click.option("--json", "as_json", is_flag=True, help="Print the reply as one JSON object.")
+_PROVIDER = click.option("--provider", help="Provider card to use (default: the active one).")
+_MODEL = click.option("--model", help="Model to use instead of the card's own.")
+
+
+def _read_images(paths: tuple[str, ...]) -> list[str]:
+    from ..attach import extract_file
+
+    urls = []
+    for path in paths:
+        ex = extract_file(path)
+        if ex.kind != "image" or not ex.images:
+            raise AttachError(
+                f"{path} is not an image", hint="--image takes PNG, JPEG, WebP or GIF files"
+            )
+        urls.append(ex.images[0])
+    return urls
+
+
+def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
+    """Run one turn in a worker thread so Ctrl-C can stop the stream cleanly."""
+    cancel = threading.Event()
+    streamed = False
+
+    def on_delta(text: str) -> None:
+        nonlocal streamed
+        if not as_json:
+            streamed = True
+            sys.stdout.write(text)
+            sys.stdout.flush()
+
+    def on_notice(message: str) -> None:
+        click.echo(click.style(f"note: {message}", dim=True), err=True)
+
+    result: dict[str, Any] = {}
+
+    def work() -> None:
+        try:
+            result["reply"] = call(on_delta=on_delta, on_notice=on_notice, cancel=cancel, **kwargs)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
+            result["error"] = exc
+
+    worker = threading.Thread(target=work, name="chatkeep-turn", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.1)
+    except KeyboardInterrupt:
+        cancel.set()
+        click.echo("\n(stopping…)", err=True)
+        worker.join()
+    if "error" in result:
+        if streamed:
+            sys.stdout.write("\n")
+        raise result["error"]
+    reply = result["reply"]
+    if as_json:
+        echo_json(dataclasses.asdict(reply))
+        return
+    if streamed or reply.text:
+        if not streamed:
+            sys.stdout.write(reply.text)
+        sys.stdout.write("\n")
+    if reply.interrupted:
+        click.echo("(stopped: the partial answer was kept)", err=True)
+    if reply.landed == "session":
+        click.echo(f"(the reply was saved into session {reply.session_id})", err=True)
+
+
+@click.command("chat")
+@click.argument("text")
+@click.option(
+    "--image",
+    "images",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="Attach an image file (repeatable).",
+)
+@_PROVIDER
+@_MODEL
+@_JSON
+@pass_ctx
+def chat_cmd(
+    ctx, text: str, images: tuple[str, ...], provider: str | None, model: str | None, as_json: bool
+) -> None:  # noqa: ANN001
+    """Send one message and stream the reply."""
+    pics = _read_images(images)
+    _run(ctx.store().chat.send, as_json, text=text, images=pics, provider=provider, model=model)
+
+
+@click.command("edit")
+@click.argument("index", type=int)
+@click.argument("text")
+@_PROVIDER
+@_MODEL
+@_JSON
+@pass_ctx
+def edit_cmd(
+    ctx, index: int, text: str, provider: str | None, model: str | None, as_json: bool
+) -> None:  # noqa: ANN001
+    """Edit your message at INDEX and send it again (everything after it is replaced)."""
+    _run(
+        ctx.store().chat.edit_and_resend,
+        as_json,
+        i=index,
+        text=text,
+        provider=provider,
+        model=model,
+    )
+
+
+@click.command("regenerate")
+@_PROVIDER
+@_MODEL
+@_JSON
+@pass_ctx
+def regenerate_cmd(ctx, provider: str | None, model: str | None, as_json: bool) -> None:  # noqa: ANN001
+    """Ask for a new answer to your last message."""
+    _run(ctx.store().chat.regenerate, as_json, provider=provider, model=model)
