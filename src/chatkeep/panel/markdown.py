@@ -43,7 +43,8 @@ def _parser() -> Any:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable(["table", "strikethrough"])
     md.disable("image")
-    md.validateLink = lambda url: bool(_SAFE_LINK_RE.match(url.strip()))
+    # markdown-it-py's documented hook for link policy: keep only http(s) and mailto targets.
+    md.validateLink = lambda url: bool(_SAFE_LINK_RE.match(url.strip()))  # type: ignore[method-assign]
     md.core.ruler.push("chatkeep_timestamps", _timestamp_rule)
 
     def link_open(self: Any, tokens: list[Any], idx: int, options: Any, env: Any) -> str:
@@ -70,7 +71,8 @@ def _parser() -> Any:
 
 def _timestamp_rule(state: Any) -> None:
     """Split text tokens at ``[mm:ss]`` markers into ``ck_timestamp`` tokens (not inside links)."""
-    token_cls = type(state.tokens[0]) if state.tokens else None
+    from markdown_it.token import Token as token_cls  # noqa: N813 - the parser is loaded already
+
     for block in state.tokens:
         if block.type != "inline" or not block.children:
             continue
