@@ -172,3 +172,30 @@ def test_malformed_send_bodies_are_400(client, pstore, provider_server, body):
     use_provider(pstore, provider_server)
     assert client.post("/api/chat/send", json=body).status_code == 400
     assert pstore.history.read() == []
+
+
+def test_client_going_away_stops_the_turn(live_server, pstore, provider_server):
+    """Over real HTTP, closing the stream mid-reply stops the turn; the partial reply is kept."""
+    import httpx
+
+    use_provider(pstore, provider_server)
+    words = [f"w{i} " for i in range(200)]
+    provider_server.queue(Text("".join(words), chunks=words, delay=0.05))
+    token = live_server.url.split("token=", 1)[1]
+    url = f"http://127.0.0.1:{live_server.port}/api/chat/send"
+    with httpx.Client(timeout=10) as http:
+        with http.stream(
+            "POST", url, json={"text": "go"}, headers={"X-Chatkeep-Token": token}
+        ) as resp:
+            assert resp.status_code == 200
+            for line in resp.iter_lines():
+                if line.startswith("event: delta"):
+                    break
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        stored = pstore.history.read()
+        if stored and stored[-1]["role"] == "assistant":
+            break
+        time.sleep(0.1)
+    assert stored[-1]["role"] == "assistant" and stored[-1].get("interrupted") is True
+    assert len(stored[-1]["content"]) < len("".join(words))
