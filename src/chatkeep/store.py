@@ -240,7 +240,7 @@ class Store:
             "entries": len(live),
             "unreadableEntries": len(rows) - len(live),
             "archived": archived,
-            "sessions": len(self.sessions.index()),
+            "sessions": len(self.sessions.list()),
             "bytesStored": sizes["kvBytes"]
             + sizes["historyBytes"]
             + sizes["archiveBytes"]

@@ -315,3 +315,40 @@ def test_corrupt_index_reads_empty(store: chatkeep.Store) -> None:
     assert "savedSessions" in store.stats()["corruptKeys"]
     _live(store, "fresh")
     assert store.sessions.save("ok")["name"] == "ok"
+
+
+def test_digests_live_outside_the_index_row(store: chatkeep.Store, spec) -> None:
+    """The savedSessions row holds no digests; reading the key puts them back; dropped rows lose theirs."""
+    _live(store, "alpha question", "alpha answer")
+    a = store.sessions.save("A")
+    store.history.clear()
+    _live(store, "beta question")
+    b = store.sessions.save("B")
+    raw = [r for r in spec.dump()["ck_kv"] if r[1] == "savedSessions"][0][2]
+    assert "textDigest" not in raw and "alpha" not in raw
+    digests = dict(
+        spec.raw_rows("SELECT id, digest FROM ck_session_digest WHERE profile=?", (spec.profile,))
+    )
+    assert digests == {a["id"]: "alpha question\nalpha answer", b["id"]: "beta question"}
+    index = store.local.get("savedSessions")
+    assert [r["textDigest"] for r in index] == ["alpha question\nalpha answer", "beta question"]
+    store.local.set("savedSessions", [index[1]])
+    assert [r["id"] for r in store.sessions.list("question")] == [b["id"]]
+    assert spec.raw_rows("SELECT id FROM ck_session_digest WHERE profile=?", (spec.profile,)) == [
+        (b["id"],)
+    ]
+
+
+def test_long_texts_are_stored_once(store: chatkeep.Store, spec) -> None:
+    """A long attachment in the live history and in two saved sessions is one blob, not three copies."""
+    page = attachment("a long page " * 3000)
+    store.history.append(page)
+    store.sessions.save("one")
+    store.sessions.save("two")
+    blobs = spec.dump()["ck_blobs"]
+    assert len(blobs) == 1
+    assert all(len(r[2]) < 1000 for r in spec.dump()["ck_kv"] if r[1].startswith("session_"))
+    assert store.sessions.get(store.sessions.list()[0]["id"])["history"] == [page]
+    store.local.set("systemPrompt", "p" * 10_000)  # get_all() keys never go to blobs
+    assert len(spec.dump()["ck_blobs"]) == 1
+    assert store.get_all()["systemPrompt"] == "p" * 10_000

@@ -74,7 +74,7 @@ class LocalArea:
         for k, v in items.items():
             check_key(k)
             if k != HISTORY_KEY:
-                encoded[k] = codec.encode(v)
+                encoded[k] = codec.encode(v, codec.text_blobs_for(k))
         history = items.get(HISTORY_KEY)
         with self._b.transaction(self._profile) as tx:
             for k, (text, blobs) in encoded.items():

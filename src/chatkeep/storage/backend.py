@@ -26,6 +26,7 @@ from .sql import MIGRATIONS, Tx, now_ms
 class Backend(ABC):
     dialect = ""
     bytes_len = "length"
+    substring_fn = "instr"  # position of a substring, 0 when absent
 
     def __init__(self) -> None:
         self.lock = FifoRLock()

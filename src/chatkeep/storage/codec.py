@@ -2,11 +2,13 @@
 
 Contract:
 
-* ``encode(value)`` returns the JSON text to store and the blobs it references. Every string
-  that is an image data URL of at least :data:`BLOB_MIN_CHARS` characters is replaced by a
-  marker ``"\\u0000b:<sha256 of the URL>"``; the URL itself goes to the blob table once,
-  whoever references it (live history, archive, session snapshots). Strings that happen to
-  start with ``\\u0000`` are escaped with one more ``\\u0000``, so every value round-trips.
+* ``encode(value, text_blobs=False)`` returns the JSON text to store and the blobs it
+  references. Every string that is an image data URL of at least :data:`BLOB_MIN_CHARS`
+  characters — and, with ``text_blobs``, every string of at least :data:`TEXT_BLOB_MIN_CHARS`
+  characters (attachment bodies) — is replaced by a marker ``"\\u0000b:<sha256 of it>"``; the
+  string itself goes to the blob table once, whoever references it (live history, archive,
+  session snapshots, the last request). Strings that happen to start with ``\\u0000`` are
+  escaped with one more ``\\u0000``, so every value round-trips.
 * ``decode(text, fetch)`` parses the text and puts the URLs back (``fetch`` loads blobs by
   hash). A value that does not parse raises :class:`CorruptValue`.
 * Blob bytes are the decoded base64 payload when re-encoding gives back the exact URL,
@@ -24,9 +26,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from ..constants import GET_ALL_KEYS, SESSIONS_INDEX_KEY
 from ..errors import InvalidValue
 
 BLOB_MIN_CHARS = 256
+TEXT_BLOB_MIN_CHARS = 4096
 MARK = "\x00b:"
 _DATA_URL_HEAD = re.compile(r"^data:image/[A-Za-z0-9.+-]+;base64,")
 
@@ -42,8 +46,9 @@ class Blob:
     data: bytes
 
     def url(self) -> str:
+        """The stored string (a data URL, or a long text)."""
         if self.prefix is None:
-            return self.data.decode("ascii")
+            return self.data.decode("utf-8")
         return self.prefix + base64.b64encode(self.data).decode("ascii")
 
 
@@ -61,6 +66,12 @@ def blob_for(url: str) -> Blob:
     return Blob(digest, None, url.encode("utf-8"))
 
 
+def text_blobs_for(key: str) -> bool:
+    """Long texts go to blobs for targeted reads (bodies, originals, the last request), never
+    for the keys ``get_all()`` reads or the sessions index, so those stay a single-row read."""
+    return key not in GET_ALL_KEYS and key != SESSIONS_INDEX_KEY
+
+
 def dumps(value: Any) -> str:
     try:
         return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
@@ -68,14 +79,17 @@ def dumps(value: Any) -> str:
         raise InvalidValue(f"value is not JSON-compatible: {exc}") from None
 
 
-def encode(value: Any) -> tuple[str, dict[str, Blob]]:
+def encode(value: Any, text_blobs: bool = False) -> tuple[str, dict[str, Blob]]:
     blobs: dict[str, Blob] = {}
+    text_min = TEXT_BLOB_MIN_CHARS if text_blobs else None
 
     def walk(v: Any) -> Any:
         if isinstance(v, str):
             if v.startswith("\x00"):
                 return "\x00" + v
-            if len(v) >= BLOB_MIN_CHARS and _DATA_URL_HEAD.match(v):
+            if len(v) >= BLOB_MIN_CHARS and (
+                _DATA_URL_HEAD.match(v) or (text_min is not None and len(v) >= text_min)
+            ):
                 blob = blob_for(v)
                 blobs.setdefault(blob.hash, blob)
                 return MARK + blob.hash
@@ -111,6 +125,8 @@ def decode(text: str, fetch: Callable[[Iterable[str]], dict[str, str]]) -> Any:
         value = json.loads(text)
     except (TypeError, ValueError) as exc:
         raise CorruptValue(str(exc)) from None
+    if MARK_JSON[:6] not in text:  # no NUL-prefixed string anywhere: nothing to resolve
+        return value
     needed = blob_hashes(text)
     urls = fetch(needed) if needed else {}
 

@@ -31,6 +31,7 @@ class PostgresBackend(Backend):
     dialect = "postgresql"
     blob_type = "BYTEA"
     bytes_len = "octet_length"
+    substring_fn = "strpos"
 
     def __init__(self, url: str) -> None:
         super().__init__()

@@ -105,19 +105,22 @@ class Sessions:
 
     # -- index and migration ----------------------------------------------------------------
     def _read_index(self, tx: Tx) -> RowList:
-        return _clean_index(tx.kv_get([SESSIONS_INDEX_KEY]).get(SESSIONS_INDEX_KEY))
+        """The index rows without their digests (all that listing and writes need)."""
+        return _clean_index(tx.index_light())
+
+    def _ensure_migrated(self) -> None:
+        with self._b.transaction(self._profile, write=False) as tx:
+            raw = tx.index_light()
+        if isinstance(raw, list) and any(isinstance(r, dict) and "history" in r for r in raw):
+            self._migrate(raw)
 
     def index(self) -> RowList:
-        """The light index, migrating legacy embedded snapshots in place first."""
+        """The light index with digests, migrating legacy embedded snapshots in place first."""
+        self._ensure_migrated()
         with self._b.transaction(self._profile, write=False) as tx:
-            raw = tx.kv_get([SESSIONS_INDEX_KEY]).get(SESSIONS_INDEX_KEY)
-        if not isinstance(raw, list):
-            return []
-        if not any(isinstance(r, dict) and "history" in r for r in raw):
-            return _clean_index(raw)
-        return self._migrate(raw)
+            return _clean_index(tx.kv_get([SESSIONS_INDEX_KEY]).get(SESSIONS_INDEX_KEY))
 
-    def _migrate(self, legacy: list[Any]) -> RowList:
+    def _migrate(self, legacy: list[Any]) -> None:
         bodies: dict[str, Any] = {}
         light: list[Any] = []
         for r in legacy:
@@ -143,35 +146,36 @@ class Sessions:
                 tx.kv_put(key, hist)
         # (2) only then the light index — unless someone changed the index meanwhile
         with self._b.transaction(self._profile) as tx:
-            current = tx.kv_get([SESSIONS_INDEX_KEY]).get(SESSIONS_INDEX_KEY)
-            if current == legacy:
+            if tx.index_light() == legacy:
                 tx.kv_put(SESSIONS_INDEX_KEY, light)
-                return _clean_index(light)
-        return self.index()
 
     # -- listing ----------------------------------------------------------------------------
     def list(self, q: str = "") -> RowList:
-        rows = self.index()
+        self._ensure_migrated()
+        query = (q or "").strip().lower()
+        with self._b.transaction(self._profile, write=False) as tx:
+            rows = self._read_index(tx)
+            in_text = tx.digest_search(query) if query else set()
         ordered = sorted(
             rows, key=lambda r: (not r.get("pinned", False), -_num(r.get("createdAt")))
         )
-        query = (q or "").strip().lower()
         if not query:
             return [_light(r) for r in ordered]
         out = []
         for r in ordered:
             if query in str(r.get("name", "")).lower():
                 out.append({**_light(r), "contentMatch": False})
-            elif query in str(r.get("textDigest", "")):
+            elif r["id"] in in_text:
                 out.append({**_light(r), "contentMatch": True})
         return out
 
     def get(self, session_id: str) -> Row | None:
-        for r in self.index():
-            if r["id"] == session_id:
-                with self._b.transaction(self._profile, write=False) as tx:
+        self._ensure_migrated()
+        with self._b.transaction(self._profile, write=False) as tx:
+            for r in self._read_index(tx):
+                if r["id"] == session_id:
                     body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
-                return {**_light(r), "history": body if isinstance(body, list) else []}
+                    return {**_light(r), "history": body if isinstance(body, list) else []}
         return None
 
     # -- writes -----------------------------------------------------------------------------
@@ -206,7 +210,7 @@ class Sessions:
         return _light(row)
 
     def save(self, name: str | None = None) -> Row | None:
-        self.index()
+        self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
             live = self._history.entries_in(tx)
             if not live:
@@ -226,7 +230,7 @@ class Sessions:
     def update(self, session_id: str) -> Row | None:
         if not session_id:
             return None
-        self.index()
+        self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
             live = self._history.entries_in(tx)
             if not live:
@@ -237,7 +241,7 @@ class Sessions:
         validate_entry(entry)
         if not session_id:
             return None
-        self.index()
+        self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
             body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
             if not isinstance(body, list):
@@ -245,7 +249,7 @@ class Sessions:
             return self._update_in(tx, session_id, [*body, entry])
 
     def load(self, session_id: str) -> int:
-        self.index()
+        self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
             if not any(r["id"] == session_id for r in self._read_index(tx)):
                 return -1
@@ -257,7 +261,7 @@ class Sessions:
             return count
 
     def _edit_row(self, session_id: str, **changes: Any) -> bool:
-        self.index()
+        self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
             index = self._read_index(tx)
             for k, r in enumerate(index):
@@ -274,7 +278,7 @@ class Sessions:
         return self._edit_row(session_id, pinned=bool(pinned))
 
     def delete(self, session_id: str) -> bool:
-        self.index()
+        self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
             index = self._read_index(tx)
             kept = [r for r in index if r["id"] != session_id]
@@ -287,7 +291,7 @@ class Sessions:
             return True
 
     def clear_all(self) -> int:
-        self.index()
+        self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
             index = self._read_index(tx)
             bodies = [k for k in tx.kv_keys(SESSION_BODY_PREFIX)]
@@ -298,7 +302,7 @@ class Sessions:
     def new(self) -> Row | None:
         """Save the live conversation (write-back to the active session, else a new one),
         then clear the live history. Empty live history → ``None`` and nothing changes."""
-        self.index()
+        self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
             live = self._history.entries_in(tx)
             if not live:

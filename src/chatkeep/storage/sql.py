@@ -9,6 +9,10 @@ Layout (every row scoped by ``profile``; no query reads another profile's rows):
 ``ck_blobs``         content-addressed image bytes (sha256 of the data URL)
 ``ck_blob_refs``     who references which blob (``k:<key>``, ``h:<pos>``, ``a:<seq>``); a blob is
                      deleted when its last reference goes
+``ck_session_digest`` the ``textDigest`` of each saved session, out of the ``savedSessions`` row,
+                     so listing, saving and renaming never read or rewrite every digest and a
+                     drawer search is one SQL substring scan; reading the ``savedSessions`` key
+                     puts the digests back into its rows
 ``ck_migrations``    applied schema migrations, by name
 
 Appending inserts one history row and one state update: its cost does not depend on the
@@ -21,6 +25,7 @@ import time
 from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
+from ..constants import SESSIONS_INDEX_KEY
 from . import codec
 from .codec import Blob, CorruptValue
 
@@ -43,6 +48,13 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             "CREATE TABLE IF NOT EXISTS ck_blob_refs (profile TEXT NOT NULL, owner TEXT NOT NULL,"
             " hash TEXT NOT NULL, PRIMARY KEY (profile, owner, hash))",
             "CREATE INDEX IF NOT EXISTS ck_blob_refs_hash ON ck_blob_refs (profile, hash)",
+        ],
+    ),
+    (
+        "0002_session_digests",
+        [
+            "CREATE TABLE IF NOT EXISTS ck_session_digest (profile TEXT NOT NULL, id TEXT NOT NULL,"
+            " digest TEXT NOT NULL, PRIMARY KEY (profile, id))",
         ],
     ),
 ]
@@ -170,9 +182,85 @@ class Tx:
             except CorruptValue:
                 if corrupt is not None:
                     corrupt.append(k)
+        if isinstance(out.get(SESSIONS_INDEX_KEY), list):
+            digests = self.digest_all()
+            for row in out[SESSIONS_INDEX_KEY]:
+                if isinstance(row, dict) and row.get("id") in digests:
+                    row["textDigest"] = digests[row["id"]]
         return out
 
+    def index_light(self) -> Any:
+        """The ``savedSessions`` value as stored: rows without their digests (None if absent)."""
+        text = self.kv_raw([SESSIONS_INDEX_KEY]).get(SESSIONS_INDEX_KEY)
+        if text is None:
+            return None
+        try:
+            return self.decode(text)
+        except CorruptValue:
+            return None
+
+    def _put_index(self, value: Any) -> None:
+        """Store the sessions index: digests carried by rows go to ``ck_session_digest``, rows
+        without one keep theirs, and digests of rows no longer listed are deleted."""
+        listed: set[str] = set()
+        light: Any = value
+        if isinstance(value, list):
+            light = []
+            for row in value:
+                if isinstance(row, dict) and isinstance(row.get("id"), str):
+                    listed.add(row["id"])
+                    if isinstance(row.get("textDigest"), str):
+                        self.digest_put(row["id"], row["textDigest"])
+                        row = {k: v for k, v in row.items() if k != "textDigest"}
+                light.append(row)
+        gone = [i for i in self.digest_ids() if i not in listed]
+        self.digest_delete(gone)
+        text, blobs = codec.encode(light)
+        self._kv_write(SESSIONS_INDEX_KEY, text, blobs)
+
+    # -- session digests --------------------------------------------------------------------
+    def digest_put(self, session_id: str, digest: str) -> None:
+        self.run(
+            "INSERT INTO ck_session_digest (profile, id, digest) VALUES (?,?,?)"
+            " ON CONFLICT (profile, id) DO UPDATE SET digest = excluded.digest",
+            (session_id, digest),
+        )
+
+    def digest_ids(self) -> list[str]:
+        return [r[0] for r in self.rows("SELECT id FROM ck_session_digest WHERE profile=?")]
+
+    def digest_all(self) -> dict[str, str]:
+        return dict(self.rows("SELECT id, digest FROM ck_session_digest WHERE profile=?"))
+
+    def digest_delete(self, ids: Sequence[str]) -> None:
+        for i in range(0, len(ids), 500):
+            chunk = list(ids[i : i + 500])
+            self.run(
+                f"DELETE FROM ck_session_digest WHERE profile=? AND id IN ({self.marks(len(chunk))})",
+                chunk,
+            )
+
+    def digest_search(self, needle: str) -> set[str]:
+        """Ids of sessions whose digest contains ``needle`` (already lower-cased)."""
+        return {
+            r[0]
+            for r in self.rows(
+                f"SELECT id FROM ck_session_digest WHERE profile=? AND {self._b.substring_fn}(digest, ?) > 0",
+                (needle,),
+            )
+        }
+
     def kv_put_encoded(self, key: str, text: str, blobs: dict[str, Blob]) -> None:
+        if key == SESSIONS_INDEX_KEY:
+            try:
+                value = codec.decode(text, lambda hs: {h: blobs[h].url() for h in hs if h in blobs})
+            except CorruptValue:
+                value = None
+            self._put_index(value)
+            return
+        self._kv_write(key, text, blobs)
+
+    def _kv_write(self, key: str, text: str, blobs: dict[str, Blob]) -> None:
         self.put_blobs(blobs)
         self.run(
             "INSERT INTO ck_kv (profile, key, value) VALUES (?,?,?)"
@@ -185,8 +273,11 @@ class Tx:
         self.gc(old - set(blobs))
 
     def kv_put(self, key: str, value: Any) -> None:
-        text, blobs = codec.encode(value)
-        self.kv_put_encoded(key, text, blobs)
+        if key == SESSIONS_INDEX_KEY:
+            self._put_index(value)
+            return
+        text, blobs = codec.encode(value, codec.text_blobs_for(key))
+        self._kv_write(key, text, blobs)
 
     def kv_delete(self, keys: Sequence[str]) -> None:
         if not keys:
@@ -197,6 +288,8 @@ class Tx:
                 f"DELETE FROM ck_kv WHERE profile=? AND key IN ({self.marks(len(chunk))})", chunk
             )
         self.gc(self.drop_refs(["k:" + k for k in keys]))
+        if SESSIONS_INDEX_KEY in keys:
+            self.digest_delete(self.digest_ids())
 
     def kv_keys(self, prefix: str = "") -> list[str]:
         rows = self.rows("SELECT key FROM ck_kv WHERE profile=? ORDER BY key")
@@ -303,6 +396,7 @@ class Tx:
             "ck_history_state",
             "ck_blob_refs",
             "ck_blobs",
+            "ck_session_digest",
         ):
             self.run(f"DELETE FROM {table} WHERE profile=?")
 
@@ -312,7 +406,8 @@ class Tx:
             return int(r[0][0] or 0) if r else 0
 
         return {
-            "kvBytes": one("SELECT sum(length(value)) FROM ck_kv WHERE profile=?"),
+            "kvBytes": one("SELECT sum(length(value)) FROM ck_kv WHERE profile=?")
+            + one("SELECT sum(length(digest)) FROM ck_session_digest WHERE profile=?"),
             "historyBytes": one("SELECT sum(length(value)) FROM ck_history WHERE profile=?"),
             "archiveBytes": one("SELECT sum(length(value)) FROM ck_archive WHERE profile=?"),
             "blobs": one("SELECT count(*) FROM ck_blobs WHERE profile=?"),

@@ -70,7 +70,7 @@ def _check_local(items: Any, where: str) -> dict[str, tuple[str, dict[str, Any]]
     encoded = {}
     for k, v in items.items():
         check_key(k)
-        encoded[k] = codec.encode(v)
+        encoded[k] = codec.encode(v, codec.text_blobs_for(k))
     return encoded
 
 
@@ -108,8 +108,8 @@ def import_profile(
         raise InvalidEntry(
             f"the import's history is not valid: {exc.message}", field=exc.field, hint=exc.hint
         ) from None
-    live_enc = [codec.encode(e) for e in live]
-    archive_enc = [codec.encode(e) for e in archive]
+    live_enc = [codec.encode(e, text_blobs=True) for e in live]
+    archive_enc = [codec.encode(e, text_blobs=True) for e in archive]
 
     with backend.transaction(store.profile) as tx:
         if not tx.profile_is_empty():
@@ -130,7 +130,7 @@ def import_profile(
             tx.hist_set_state(len(live), sum(text_length(e) for e in live))
         else:
             store.history.replace_in(tx, live)
-    migrated = len(store.sessions.index())
+    migrated = len(store.sessions.list())
     return {
         "source": source,
         "keys": len(local),
