@@ -18,10 +18,15 @@ def chatkeep_exe() -> str:
 
 
 def run(
-    store_path: Path, *args: str, ok: bool = True, stdin: str | None = None
+    store_path: Path,
+    *args: str,
+    ok: bool = True,
+    stdin: str | None = None,
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    """``chatkeep --store STORE ARGS…`` with CHATKEEP_* unset and ``env`` added."""
     exe = chatkeep_exe()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CHATKEEP_")}
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("CHATKEEP_")}, **(env or {})}
     proc = subprocess.run(
         [exe, "--store", str(store_path), *args],
         capture_output=True,

@@ -116,8 +116,8 @@ def test_request_preview_reports_treatment_and_savings(tmp_path: Path) -> None:
     sent = [e["sent"] for e in p["entries"]]
     assert sent[0] == "stub" and sent[1] == "raw" and sent[2] == "labels"
     assert p["entries"][0]["sentChars"] < p["entries"][0]["chars"]
-    assert p["totals"]["images"] == 0 and p["naive"]["images"] == 1
-    assert p["totals"]["bytes"] < p["naive"]["bytes"] and 0 < p["savings"] < 1
+    assert p["request"]["images"] == 0 and p["naive"]["images"] == 1
+    assert p["request"]["bytes"] < p["naive"]["bytes"] and 0 < p["savings"]["ratio"] < 1
     assert p["url"] == "http://127.0.0.1:9/v1/chat/completions"
-    assert p["previous"] is None
+    assert p["prefix"]["source"] == "rebuilt"  # nothing sent yet: the previous turn, rebuilt
     assert url.split(",")[1][:100] not in run(db, "request").stdout

@@ -267,4 +267,4 @@ def test_previous_request_is_kept_for_the_preview(lite_chat, provider_server):
         lite_chat.store.url.removeprefix("sqlite://"), profile=lite_chat.store.profile
     ) as other:
         p = preview_request(other, "next")
-    assert p["previous"] is not None and p["totals"]["prefixBytes"] > 3000
+    assert p["prefix"]["source"] == "sent" and p["prefix"]["bytes"] > 3000

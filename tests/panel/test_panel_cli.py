@@ -13,12 +13,7 @@ import urllib.request
 
 import chatkeep
 
-RUN_SERVE = (
-    "import sys; from chatkeep.cli.main import cli, main; "
-    "from chatkeep.cli.serve_cmd import serve_cmd; "
-    "cli.add_command(serve_cmd) if 'serve' not in cli.commands else None; "
-    "main(sys.argv[1:])"
-)
+RUN_SERVE = "import sys; from chatkeep.cli.main import main; main(sys.argv[1:])"
 
 
 def _start(args: list[str]) -> subprocess.Popen:
@@ -103,7 +98,7 @@ def test_serve_module_imports_no_web_stack():
     """Importing the serve command (as `chatkeep --help` does) loads no Starlette or uvicorn."""
     code = (
         "import sys, chatkeep.cli.serve_cmd as m; "
-        "assert m.COMMANDS[0].name == 'serve'; "
+        "assert m.serve_cmd.name == 'serve'; "
         "bad = [n for n in ('starlette', 'uvicorn', 'jinja2', 'markdown_it') if n in sys.modules]; "
         "print(bad)"
     )

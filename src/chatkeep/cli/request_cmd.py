@@ -25,19 +25,26 @@ def request_cmd(ctx, text: str, provider: str | None, model: str | None, as_json
     if as_json:
         echo_json(p)
         return
-    click.echo(f"next request: {p['style']} {p['model']}  →  {p['url']}")
+    if p["problem"]:
+        click.echo(
+            f"no usable provider ({p['problem']['message']}); shown in the {p['style']} format"
+        )
+    else:
+        click.echo(f"next request: {p['style']} {p['model']}  →  {p['url']}")
     for e in p["entries"]:
         img = f", {e['images']} image(s) {human_size(e['imageBytes'])}" if e["images"] else ""
         click.echo(f"  #{e['index']:<3} {e['role']:<9} {e['sent']:<6} {e['chars']:>9,} chars{img}")
-    t, n = p["totals"], p["naive"]
+    r, n, saved = p["request"], p["naive"], p["savings"]
     click.echo(
-        f"sends {human_size(t['bytes'])} ({t['chars']:,} chars, {t['images']} images, ~{t['estTokens']:,} tokens) "
-        f"instead of {human_size(n['bytes'])} ({n['images']} images): {p['savings']:.0%} saved"
+        f"sends {human_size(r['bytes'])} ({r['chars']:,} chars, {r['images']} images, ~{r['estTokens']:,} tokens) "
+        f"instead of {human_size(n['bytes'])} ({n['images']} images): {saved['ratio']:.0%} saved"
     )
-    if p["previous"]:
+    pre = p["prefix"]
+    if pre["hasPrevious"]:
+        what = "the request sent last" if pre["source"] == "sent" else "the previous turn"
         click.echo(
-            f"prefix reuse: {human_size(t['prefixBytes'])} identical to the start of the previous request "
-            f"({t['prefixRatio']:.0%} of this one, {t['prefixOfPrevious']:.0%} of the previous)"
+            f"prefix reuse: {human_size(pre['bytes'])} identical to the start of {what} "
+            f"({pre['ratio']:.0%} of this one, {pre['ofPrevious']:.0%} of that one)"
         )
     else:
-        click.echo("prefix reuse: no previous request recorded yet")
+        click.echo("prefix reuse: nothing to compare with yet")

@@ -53,6 +53,3 @@ def serve_cmd(ctx, host: str, port: int, no_open: bool) -> None:  # noqa: ANN001
         server.serve()
     except KeyboardInterrupt:  # pragma: no cover - interactive
         pass
-
-
-COMMANDS = [serve_cmd]

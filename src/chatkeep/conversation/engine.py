@@ -442,7 +442,7 @@ class Chat:
                 return None
             return start_session, find_entry(row["history"], user_entry) >= 0
         # The turn started in an unsaved conversation that was saved (``new()``) meanwhile.
-        rows = sorted(sessions.index(), key=lambda r: r.get("createdAt") or 0, reverse=True)
+        rows = sorted(sessions.list(), key=lambda r: r.get("createdAt") or 0, reverse=True)
         for row in rows[:_SESSION_SCAN]:
             body = sessions.get(row["id"])
             if body is not None and find_entry(body["history"], user_entry) >= 0:

@@ -6,7 +6,7 @@
 | ``PUT /api/settings`` | ``{key: value, …}`` for keys of :data:`chatkeep.GET_ALL_KEYS` except ``providers``; every value is checked (:data:`RULES`) before one batched write |
 | ``PUT /api/providers/{name}`` | a card ``{style, baseUrl, model, apiKeyEnv?, apiKey?, temperature?, maxTokens?, stream?}`` (checked by ``validate_card``; a card sent without ``apiKey`` keeps the stored key, ``"apiKey": ""`` removes it); ``?activate=1`` also makes it active |
 | ``DELETE /api/providers/{name}`` | remove a card (and un-select it) |
-| ``GET /api/preview?draft=`` | :func:`chatkeep.panel.preview.request_preview` |
+| ``GET /api/preview?draft=`` | :func:`chatkeep.preview.preview_request` |
 | ``GET /api/stats`` | ``store.stats()`` |
 
 Bad values are refused with 400 and nothing is written.
@@ -22,9 +22,9 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from ...errors import InvalidValue
+from ...preview import preview_request
 from ...providers import validate_card
 from ..http import BadRequest, NotFound, json_body, ok, threaded
-from ..preview import request_preview
 from ..state import PanelState, public_settings
 
 __all__ = ["ROUTES", "RULES", "SEND_SHORTCUTS", "check_settings"]
@@ -185,7 +185,7 @@ async def preview(request: Request) -> Response:
     draft = request.query_params.get("draft", "")
 
     def run() -> dict[str, Any]:
-        return request_preview(panel.store.get_all(), panel.store.history.read(), draft)
+        return preview_request(panel.store, draft)
 
     return ok(await threaded(run))
 
