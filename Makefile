@@ -20,6 +20,8 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
 	$(BIN)/pytest -q
 
 check: $(STAMP)
@@ -28,6 +30,7 @@ check: $(STAMP)
 	$(BIN)/mypy
 
 bench: $(STAMP)
+	$(BIN)/pip install --quiet -r bench/requirements.txt
 	$(BIN)/python -m bench
 
 clean:
