@@ -118,3 +118,14 @@ def test_cli_command_table_matches_commands() -> None:
         assert isinstance(command, click.Command)
         assert command.name == name
         assert (command.help or "").strip().splitlines()[0] == short
+
+
+def test_every_command_is_documented() -> None:
+    """Each CLI command appears in docs/cli.md."""
+    from pathlib import Path
+
+    from chatkeep.cli.main import COMMANDS
+
+    text = (Path(__file__).parents[1] / "docs" / "cli.md").read_text()
+    for name in COMMANDS:
+        assert f"`{name}" in text or f"`sessions {name}" in text, name

@@ -18,7 +18,7 @@ import click
 
 from ..errors import ChatkeepError
 from .context import pass_ctx
-from .output import echo_json
+from .output import echo_json, working
 
 if TYPE_CHECKING:
     from ..attach.store_ops import AttachResult
@@ -73,11 +73,9 @@ def attach_cmd(
 
     def summarize(store, attach_id: str) -> None:  # noqa: ANN001 - the attach hook's signature
         # the process ends with the command, so the summary runs now, in the foreground
-        from rich.console import Console
-
         from ..conversation import summarize_attachment
 
-        with Console(stderr=True).status("condensing the attachment with the active provider…"):
+        with working("condensing the attachment with the active provider…"):
             written.append(summarize_attachment(store, attach_id))
 
     hook = None if no_summary else summarize

@@ -6,9 +6,23 @@ import base64
 import binascii
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from ..rules.entries import image_part_url, is_attachment, is_image_part, is_text_part
+
+
+@contextmanager
+def working(message: str) -> Iterator[None]:
+    """A spinner on stderr while long work runs (nothing when stderr is not a terminal)."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console  # lazy: only interactive runs draw a spinner
+
+    with Console(stderr=True).status(message):
+        yield
 
 
 def echo_json(value: Any) -> None:

@@ -9,7 +9,7 @@ import click
 
 from ..errors import InvalidValue
 from .context import pass_ctx
-from .output import entry_view, render_entry
+from .output import entry_view, render_entry, working
 
 
 def _markdown(title: str, entries: list[dict]) -> str:
@@ -53,7 +53,8 @@ def export_cmd(ctx, session_id: str | None, fmt: str, output: str | None) -> Non
             else json.dumps(data, ensure_ascii=False)
         )
     else:
-        data = store.export_data()
+        with working("exporting the profile…"):
+            data = store.export_data()
         text = (
             _markdown(f"chatkeep profile {store.profile}", data["history"])
             if fmt == "md"
@@ -93,7 +94,8 @@ def import_cmd(ctx, file: str, source: str, replace: bool, as_json: bool) -> Non
             f"cannot read {file} as JSON: {exc}",
             hint="pass a file written by `chatkeep export` or a browsa dump",
         ) from None
-    report = ctx.store().import_data(data, source=source, replace=replace)
+    with working(f"importing {file} (one transaction)…"):
+        report = ctx.store().import_data(data, source=source, replace=replace)
     if as_json:
         click.echo(json.dumps(report))
     else:
