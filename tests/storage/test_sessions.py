@@ -326,17 +326,17 @@ def test_digests_live_outside_the_index_row(store: chatkeep.Store, spec) -> None
     b = store.sessions.save("B")
     raw = [r for r in spec.dump()["ck_kv"] if r[1] == "savedSessions"][0][2]
     assert "textDigest" not in raw and "alpha" not in raw
+    # SQLite keeps digests in an FTS5 trigram table, PostgreSQL in a plain one
+    table = "ck_session_fts" if spec.kind == "sqlite" else "ck_session_digest"
     digests = dict(
-        spec.raw_rows("SELECT id, digest FROM ck_session_digest WHERE profile=?", (spec.profile,))
+        spec.raw_rows(f"SELECT id, digest FROM {table} WHERE profile=?", (spec.profile,))
     )
     assert digests == {a["id"]: "alpha question\nalpha answer", b["id"]: "beta question"}
     index = store.local.get("savedSessions")
     assert [r["textDigest"] for r in index] == ["alpha question\nalpha answer", "beta question"]
     store.local.set("savedSessions", [index[1]])
     assert [r["id"] for r in store.sessions.list("question")] == [b["id"]]
-    assert spec.raw_rows("SELECT id FROM ck_session_digest WHERE profile=?", (spec.profile,)) == [
-        (b["id"],)
-    ]
+    assert spec.raw_rows(f"SELECT id FROM {table} WHERE profile=?", (spec.profile,)) == [(b["id"],)]
 
 
 def test_long_texts_are_stored_once(store: chatkeep.Store, spec) -> None:
@@ -352,3 +352,16 @@ def test_long_texts_are_stored_once(store: chatkeep.Store, spec) -> None:
     store.local.set("systemPrompt", "p" * 10_000)  # get_all() keys never go to blobs
     assert len(spec.dump()["ck_blobs"]) == 1
     assert store.get_all()["systemPrompt"] == "p" * 10_000
+
+
+def test_search_treats_like_wildcards_literally(store: chatkeep.Store) -> None:
+    """'%', '_' and one-letter queries are plain substrings, not patterns."""
+    _live(store, "progress: 100% done_now")
+    a = store.sessions.save("A")
+    store.history.clear()
+    _live(store, "nothing special here")
+    store.sessions.save("B")
+    assert [r["id"] for r in store.sessions.list("100%")] == [a["id"]]
+    assert [r["id"] for r in store.sessions.list("e_n")] == [a["id"]]
+    assert store.sessions.list("%") == [{**a, "contentMatch": True}]
+    assert len(store.sessions.list("o")) == 2

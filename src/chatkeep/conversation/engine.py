@@ -345,7 +345,10 @@ class Chat:
         produced: _Produced,
     ) -> Done:
         def on_retry(attempt: int, error: BaseException) -> None:
-            notify(f"the provider did not answer ({error}); retrying ({attempt}/{self.retries})")
+            reason = getattr(error, "message", None) or str(
+                error
+            )  # the hint comes with the final error
+            notify(f"the provider did not answer ({reason}); retrying ({attempt}/{self.retries})")
 
         for event in stream_with_retries(
             card,

@@ -27,6 +27,14 @@ class Backend(ABC):
     dialect = ""
     bytes_len = "length"
     substring_fn = "instr"  # position of a substring, 0 when absent
+    digest_table = "ck_session_digest"
+
+    def digest_search_sql(self, needle: str) -> tuple[str, str]:
+        """SQL (profile, then one parameter) selecting ids whose digest contains ``needle``."""
+        return (
+            f"SELECT id FROM {self.digest_table} WHERE profile=? AND {self.substring_fn}(digest, ?) > 0",
+            needle,
+        )
 
     def __init__(self) -> None:
         self.lock = FifoRLock()

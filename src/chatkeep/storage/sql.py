@@ -11,8 +11,10 @@ Layout (every row scoped by ``profile``; no query reads another profile's rows):
                      deleted when its last reference goes
 ``ck_session_digest`` the ``textDigest`` of each saved session, out of the ``savedSessions`` row,
                      so listing, saving and renaming never read or rewrite every digest and a
-                     drawer search is one SQL substring scan; reading the ``savedSessions`` key
-                     puts the digests back into its rows
+                     drawer search is one SQL query; reading the ``savedSessions`` key puts the
+                     digests back into its rows. On SQLite with FTS5 the digests live in
+                     ``ck_session_fts`` instead, a trigram index, so a search that matches few
+                     sessions does not scan every digest
 ``ck_migrations``    applied schema migrations, by name
 
 Appending inserts one history row and one state update: its cost does not depend on the
@@ -220,35 +222,28 @@ class Tx:
 
     # -- session digests --------------------------------------------------------------------
     def digest_put(self, session_id: str, digest: str) -> None:
-        self.run(
-            "INSERT INTO ck_session_digest (profile, id, digest) VALUES (?,?,?)"
-            " ON CONFLICT (profile, id) DO UPDATE SET digest = excluded.digest",
-            (session_id, digest),
-        )
+        table = self._b.digest_table
+        self.run(f"DELETE FROM {table} WHERE profile=? AND id=?", (session_id,))
+        self.run(f"INSERT INTO {table} (profile, id, digest) VALUES (?,?,?)", (session_id, digest))
 
     def digest_ids(self) -> list[str]:
-        return [r[0] for r in self.rows("SELECT id FROM ck_session_digest WHERE profile=?")]
+        return [r[0] for r in self.rows(f"SELECT id FROM {self._b.digest_table} WHERE profile=?")]
 
     def digest_all(self) -> dict[str, str]:
-        return dict(self.rows("SELECT id, digest FROM ck_session_digest WHERE profile=?"))
+        return dict(self.rows(f"SELECT id, digest FROM {self._b.digest_table} WHERE profile=?"))
 
     def digest_delete(self, ids: Sequence[str]) -> None:
         for i in range(0, len(ids), 500):
             chunk = list(ids[i : i + 500])
             self.run(
-                f"DELETE FROM ck_session_digest WHERE profile=? AND id IN ({self.marks(len(chunk))})",
+                f"DELETE FROM {self._b.digest_table} WHERE profile=? AND id IN ({self.marks(len(chunk))})",
                 chunk,
             )
 
     def digest_search(self, needle: str) -> set[str]:
         """Ids of sessions whose digest contains ``needle`` (already lower-cased)."""
-        return {
-            r[0]
-            for r in self.rows(
-                f"SELECT id FROM ck_session_digest WHERE profile=? AND {self._b.substring_fn}(digest, ?) > 0",
-                (needle,),
-            )
-        }
+        sql, param = self._b.digest_search_sql(needle)
+        return {r[0] for r in self.rows(sql, (param,))}
 
     def kv_put_encoded(self, key: str, text: str, blobs: dict[str, Blob]) -> None:
         if key == SESSIONS_INDEX_KEY:
@@ -396,7 +391,7 @@ class Tx:
             "ck_history_state",
             "ck_blob_refs",
             "ck_blobs",
-            "ck_session_digest",
+            self._b.digest_table,
         ):
             self.run(f"DELETE FROM {table} WHERE profile=?")
 
@@ -407,7 +402,7 @@ class Tx:
 
         return {
             "kvBytes": one("SELECT sum(length(value)) FROM ck_kv WHERE profile=?")
-            + one("SELECT sum(length(digest)) FROM ck_session_digest WHERE profile=?"),
+            + one(f"SELECT sum(length(digest)) FROM {self._b.digest_table} WHERE profile=?"),
             "historyBytes": one("SELECT sum(length(value)) FROM ck_history WHERE profile=?"),
             "archiveBytes": one("SELECT sum(length(value)) FROM ck_archive WHERE profile=?"),
             "blobs": one("SELECT count(*) FROM ck_blobs WHERE profile=?"),

@@ -43,6 +43,37 @@ class SQLiteBackend(Backend):
                 hint="check that the directory exists and is writable, or pass another --store",
             ) from exc
         self.migrate()
+        self._use_trigram_index()
+
+    def _use_trigram_index(self) -> None:
+        """Keep session digests in an FTS5 trigram table when this SQLite has FTS5 (it
+        answers substring LIKE queries from the index); otherwise the plain table is used."""
+        with self.transaction("", write=True):
+            have = self.query("SELECT name FROM sqlite_master WHERE name='ck_session_fts'")
+            if not have:
+                try:
+                    self.execute(
+                        "CREATE VIRTUAL TABLE ck_session_fts USING fts5("
+                        "profile UNINDEXED, id UNINDEXED, digest, tokenize='trigram')"
+                    )
+                except sqlite3.OperationalError:  # no FTS5 (or no trigram tokenizer) here
+                    return
+                self.execute(
+                    "INSERT INTO ck_session_fts (profile, id, digest)"
+                    " SELECT profile, id, digest FROM ck_session_digest"
+                )
+                self.execute("DELETE FROM ck_session_digest")
+        self.digest_table = "ck_session_fts"
+
+    def digest_search_sql(self, needle: str) -> tuple[str, str]:
+        if self.digest_table != "ck_session_fts" or "%" in needle or "_" in needle:
+            return super().digest_search_sql(needle)
+        # the trigram index answers LIKE '%…%' itself (ASCII case folding is moot: both sides
+        # are lower-cased already)
+        return (
+            "SELECT id FROM ck_session_fts WHERE profile=? AND digest LIKE ?",
+            f"%{needle}%",
+        )
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
         self._conn.execute(sql, tuple(params))
