@@ -15,8 +15,6 @@ that need them, so ``import chatkeep`` stays fast.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from ._version import __version__
 from .constants import (
     BROWSA_PAGE_CONTEXT_PREFIX,
@@ -34,6 +32,8 @@ from .errors import (
     ProviderError,
     StoreError,
 )
+
+TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need these imports
 
 # Everything else is resolved on first use (PEP 562) so that `import chatkeep` and
 # `chatkeep --help` do not pay for the storage layer and the request rules.
@@ -65,6 +65,8 @@ _LAZY: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
+    from typing import Any
+
     from .rules.accounting import request_stats
     from .rules.context import (
         age_stale_attachments,

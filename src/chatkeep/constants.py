@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+
+TYPE_CHECKING = False  # typing is not imported at start-up; annotations are strings here
+if TYPE_CHECKING:
+    from typing import Any
 
 PAGE_CONTEXT_PREFIX = "[Page context attached by chatkeep]"
 #: The seed system's prefix; entries imported from browsa dumps carry it and are attachments too.

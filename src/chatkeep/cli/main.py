@@ -15,6 +15,7 @@ import click
 
 from .. import errors
 from .._version import __version__
+from ._help import HELP_WIDTH
 from .context import Ctx
 
 #: Exit status per error class (first match wins); usage errors exit 2 (Click's own).
@@ -114,7 +115,12 @@ class LazyGroup(click.Group):
 
 @click.group(
     cls=LazyGroup,
-    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+    # a fixed width, so `chatkeep --help` can be answered from HELP_TEXT without Click
+    context_settings={
+        "help_option_names": ["-h", "--help"],
+        "max_content_width": HELP_WIDTH,
+        "terminal_width": HELP_WIDTH,
+    },
 )
 @click.option(
     "--store",
@@ -141,6 +147,12 @@ def cli(ctx: click.Context, store_url: str | None, profile: str, debug: bool) ->
     """
     ctx.obj = Ctx(store_url, profile, debug)
     ctx.call_on_close(ctx.obj.close)
+
+
+def render_help() -> str:
+    """The top-level help exactly as Click prints it (what :mod:`._help` stores)."""
+    with click.Context(cli, info_name="chatkeep", **cli.context_settings) as ctx:
+        return ctx.get_help() + "\n"
 
 
 def exit_code_for(exc: errors.ChatkeepError) -> int:

@@ -1,0 +1,26 @@
+"""Console-script entry point.
+
+``chatkeep --help`` (and ``-h``) is answered from the stored text in :mod:`._help` without
+importing Click, which alone costs more than a bare interpreter start; everything else goes to
+the Click application in :mod:`.main`. A test checks the stored text is exactly what Click
+prints; ``python scripts/render_help.py`` refreshes it after a command changes.
+"""
+
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    if sys.argv[1:] in (["--help"], ["-h"]):
+        from ._help import HELP_TEXT
+
+        sys.stdout.write(HELP_TEXT)
+        return
+    from .main import main as run
+
+    run()
+
+
+if __name__ == "__main__":
+    main()
