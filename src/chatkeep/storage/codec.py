@@ -147,3 +147,37 @@ def decode(text: str, fetch: Callable[[Iterable[str]], dict[str, str]]) -> Any:
         return v
 
     return walk(value)
+
+
+def decode_many(
+    texts: list[str], fetch: Callable[[Iterable[str]], dict[str, str]]
+) -> list[Any | CorruptValue]:
+    """Decode many stored texts at once (one JSON parse for all, one blob query); a text that
+    does not parse yields a :class:`CorruptValue` in its place instead of failing the rest."""
+    if not texts:
+        return []
+    joined = "[" + ",".join(texts) + "]"
+    try:
+        values = json.loads(joined)
+    except (TypeError, ValueError):
+        values = None
+    if not isinstance(values, list) or len(values) != len(texts):
+        out: list[Any | CorruptValue] = []
+        for text in texts:
+            try:
+                out.append(decode(text, fetch))
+            except CorruptValue as exc:
+                out.append(exc)
+        return out
+    if MARK_JSON[:6] not in joined:
+        return values
+    try:
+        return list(decode(joined, fetch))
+    except CorruptValue:  # a missing blob: resolve row by row to isolate it
+        out = []
+        for text in texts:
+            try:
+                out.append(decode(text, fetch))
+            except CorruptValue as exc:
+                out.append(exc)
+        return out

@@ -74,12 +74,10 @@ class History:
         rows = [_Row(p, c, t) for p, c, t in tx.hist_rows()]
         good: list[_Row] = []
         entries: Entries = []
-        for row in rows:
-            try:
-                value = tx.decode(row.text)
-            except CorruptValue:
-                continue
-            if _readable(value):
+        for row, value in zip(
+            rows, codec.decode_many([r.text for r in rows], tx.fetch_urls), strict=True
+        ):
+            if isinstance(value, dict) and _readable(value):
                 good.append(row)
                 entries.append(value)
         return rows, good, entries
@@ -98,15 +96,12 @@ class History:
 
     def archived(self) -> Entries:
         """Entries dropped by the live window, oldest first. Never destroyed."""
-        out: Entries = []
         with self._b.transaction(self._profile, write=False) as tx:
-            for text in tx.archive_rows():
-                try:
-                    value = tx.decode(text)
-                except CorruptValue:
-                    continue
-                out.append(value)
-        return out
+            return self.archived_in(tx)
+
+    def archived_in(self, tx: Tx) -> Entries:
+        values = codec.decode_many(tx.archive_rows(), tx.fetch_urls)
+        return [v for v in values if not isinstance(v, CorruptValue)]
 
     def archived_count(self) -> int:
         with self._b.transaction(self._profile, write=False) as tx:

@@ -43,12 +43,7 @@ def export_profile(backend: Backend, profile: str, history: History) -> dict[str
         keys = tx.kv_keys()
         local = tx.kv_get(keys)
         live = history.entries_in(tx)
-        archive = []
-        for text in tx.archive_rows():
-            try:
-                archive.append(tx.decode(text))
-            except codec.CorruptValue:
-                continue
+        archive = history.archived_in(tx)
     return {
         "format": EXPORT_FORMAT,
         "version": EXPORT_VERSION,
