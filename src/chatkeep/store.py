@@ -7,6 +7,7 @@ process), ``store.history`` (live history + archive) and ``store.sessions`` (the
 from __future__ import annotations
 
 import copy
+import json
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -215,14 +216,20 @@ class Store:
     def stats(self) -> dict[str, Any]:
         """Counts and sizes: entries, archive, sessions, bytes stored, unseen image bytes,
         and the keys whose stored value could not be read."""
+        corrupt: list[str] = []
         with self._backend.transaction(self.profile, write=False) as tx:
-            corrupt: list[str] = []
-            raw_keys = tx.kv_keys()
-            values = tx.kv_get(raw_keys, corrupt)
-            corrupt += [k for k, v in values.items() if not _type_ok(k, v)]
-            if SESSIONS_INDEX_KEY in values and not isinstance(values[SESSIONS_INDEX_KEY], list):
-                corrupt.append(SESSIONS_INDEX_KEY)
-            rows = tx.hist_rows()
+            # parse the stored texts only: blobs (images, long texts) are not loaded for this
+            for key, text in tx.kv_raw(tx.kv_keys()).items():
+                try:
+                    value = json.loads(text)
+                except ValueError:
+                    corrupt.append(key)
+                    continue
+                if not _type_ok(key, value) or (
+                    key == SESSIONS_INDEX_KEY and not isinstance(value, list)
+                ):
+                    corrupt.append(key)
+            stored_rows = tx.hist_state()[0]
             sizes = tx.sizes()
             archived = tx.archive_count()
         live = self.history.read()
@@ -238,7 +245,7 @@ class Store:
             "store": self.url,
             "backend": self.backend_name,
             "entries": len(live),
-            "unreadableEntries": len(rows) - len(live),
+            "unreadableEntries": max(0, stored_rows - len(live)),
             "archived": archived,
             "sessions": len(self.sessions.list()),
             "bytesStored": sizes["kvBytes"]
@@ -248,5 +255,5 @@ class Store:
             "blobs": sizes["blobs"],
             "blobBytes": sizes["blobBytes"],
             "unseenImageBytes": unseen,
-            "corruptKeys": sorted(corrupt),
+            "corruptKeys": sorted(set(corrupt)),
         }
