@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import inspect
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
@@ -16,6 +16,7 @@ __all__ = [
     "NO_KEY",
     "READ_TIMEOUT",
     "cancelled",
+    "run_sdk_call",
     "split_kwargs",
 ]
 
@@ -52,3 +53,33 @@ def split_kwargs(create: Callable[..., Any], body: Mapping[str, Any]) -> dict[st
     if extra:
         kwargs["extra_body"] = extra
     return kwargs
+
+
+def run_sdk_call(
+    card: Any,
+    payload: Mapping[str, Any],
+    cancel: threading.Event | None,
+    *,
+    client: Callable[[Any], Any],
+    create: Callable[[Any], Callable[..., Any]],
+    single: Callable[[Any], Iterator[Any]],
+    streamed: Callable[[Any], Iterator[Any]],
+    translate: Callable[[BaseException, Any], BaseException],
+) -> Iterator[Any]:
+    """The one shape of every adapter's ``stream``: stop early when cancelled, make the SDK
+    client, call ``create``, hand the result to ``single`` or ``streamed`` (per ``card.stream``),
+    translate SDK errors in the adapter's one place, and always close the client."""
+    from .events import Done
+
+    if cancelled(cancel):
+        yield Done("", interrupted=True)
+        return
+    sdk = client(card)
+    try:
+        call = create(sdk)
+        result = call(**split_kwargs(call, payload))
+        yield from (streamed(result) if card.stream else single(result))
+    except Exception as exc:
+        raise translate(exc, card) from exc
+    finally:
+        sdk.close()

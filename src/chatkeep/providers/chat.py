@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from . import _openai
-from ._sdk import cancelled, split_kwargs
+from ._sdk import cancelled, run_sdk_call
 from .cards import Card
 from .events import Done, Event, TextDelta, usage_dict
 
@@ -46,21 +46,16 @@ def stream(
     card: Card, body: Mapping[str, Any], *, cancel: threading.Event | None = None
 ) -> Iterator[Event]:
     """Yield the reply to ``body`` from ``card`` as ``TextDelta``s and a final ``Done``."""
-    payload = prepare_body(card, body)
-    if cancelled(cancel):
-        yield Done("", interrupted=True)
-        return
-    client = _openai.client(card)
-    try:
-        create = client.chat.completions.create
-        if not card.stream:
-            yield from _single(create(**split_kwargs(create, payload)), cancel)
-            return
-        yield from _streamed(create(**split_kwargs(create, payload)), cancel)
-    except Exception as exc:
-        raise _openai.translate(exc, card) from exc
-    finally:
-        client.close()
+    yield from run_sdk_call(
+        card,
+        prepare_body(card, body),
+        cancel,
+        client=_openai.client,
+        create=lambda sdk: sdk.chat.completions.create,
+        single=lambda result: _single(result, cancel),
+        streamed=lambda result: _streamed(result, cancel),
+        translate=_openai.translate,
+    )
 
 
 def _single(completion: Any, cancel: threading.Event | None) -> Iterator[Event]:

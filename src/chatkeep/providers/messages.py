@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import ChatkeepError, ProviderConfigError
 from . import _errors
-from ._sdk import CONNECT_TIMEOUT, NO_KEY, READ_TIMEOUT, cancelled, split_kwargs
+from ._sdk import CONNECT_TIMEOUT, NO_KEY, READ_TIMEOUT, cancelled, run_sdk_call
 from .cards import Card, sdk_base_url
 from .events import Done, Event, TextDelta, usage_dict
 
@@ -82,22 +82,16 @@ def stream(
     card: Card, body: Mapping[str, Any], *, cancel: threading.Event | None = None
 ) -> Iterator[Event]:
     """Yield the reply to ``body`` from ``card`` as ``TextDelta``s and a final ``Done``."""
-    payload = prepare_body(card, body)
-    if cancelled(cancel):
-        yield Done("", interrupted=True)
-        return
-    client = _client(card)
-    try:
-        create = client.messages.create
-        result = create(**split_kwargs(create, payload))
-        if not card.stream:
-            yield from _single(result, cancel)
-        else:
-            yield from _streamed(result, card, cancel)
-    except Exception as exc:
-        raise translate(exc, card) from exc
-    finally:
-        client.close()
+    yield from run_sdk_call(
+        card,
+        prepare_body(card, body),
+        cancel,
+        client=_client,
+        create=lambda sdk: sdk.messages.create,
+        single=lambda result: _single(result, cancel),
+        streamed=lambda result: _streamed(result, card, cancel),
+        translate=translate,
+    )
 
 
 def _prompt_tokens(usage: Any) -> Any:

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from . import _errors, _openai
-from ._sdk import cancelled, split_kwargs
+from ._sdk import cancelled, run_sdk_call
 from .cards import Card
 from .events import Done, Event, TextDelta, usage_dict
 
@@ -41,22 +41,16 @@ def stream(
     card: Card, body: Mapping[str, Any], *, cancel: threading.Event | None = None
 ) -> Iterator[Event]:
     """Yield the reply to ``body`` from ``card`` as ``TextDelta``s and a final ``Done``."""
-    payload = prepare_body(card, body)
-    if cancelled(cancel):
-        yield Done("", interrupted=True)
-        return
-    client = _openai.client(card)
-    try:
-        create = client.responses.create
-        result = create(**split_kwargs(create, payload))
-        if not card.stream:
-            yield from _single(result, card, cancel)
-        else:
-            yield from _streamed(result, card, cancel)
-    except Exception as exc:
-        raise _openai.translate(exc, card) from exc
-    finally:
-        client.close()
+    yield from run_sdk_call(
+        card,
+        prepare_body(card, body),
+        cancel,
+        client=_openai.client,
+        create=lambda sdk: sdk.responses.create,
+        single=lambda result: _single(result, card, cancel),
+        streamed=lambda result: _streamed(result, card, cancel),
+        translate=_openai.translate,
+    )
 
 
 def _usage(response: Any) -> dict[str, int] | None:
