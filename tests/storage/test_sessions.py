@@ -365,3 +365,15 @@ def test_search_treats_like_wildcards_literally(store: chatkeep.Store) -> None:
     assert [r["id"] for r in store.sessions.list("e_n")] == [a["id"]]
     assert store.sessions.list("%") == [{**a, "contentMatch": True}]
     assert len(store.sessions.list("o")) == 2
+
+
+def test_load_archives_an_unsaved_live_conversation(store: chatkeep.Store) -> None:
+    """Loading over a conversation that was never saved moves it to the archive; a saved one is not duplicated."""
+    _live(store, "saved topic")
+    sid = store.sessions.save("S")["id"]
+    store.history.clear()
+    _live(store, "unsaved thought", "unsaved answer")
+    assert store.sessions.load(sid) == 1
+    assert store.history.archived() == [user("unsaved thought"), assistant("unsaved answer")]
+    assert store.sessions.load(sid) == 1  # the live history is the active session's body
+    assert len(store.history.archived()) == 2

@@ -9,7 +9,9 @@ first every body in one batch, then — in a second write — the light index. A
 two leaves the legacy index intact and the next call writes the same bodies again.
 
 Writers take the session lock, then the history lock (one backend write transaction holds
-both), never the reverse.
+both), never the reverse. :meth:`Sessions.load` replaces the live history; when that history was
+never saved (it is not exactly the active session's body), its entries move to the archive
+first, so loading a session never silently drops a conversation.
 """
 
 from __future__ import annotations
@@ -156,9 +158,12 @@ class Sessions:
         with self._b.transaction(self._profile, write=False) as tx:
             rows = self._read_index(tx)
             in_text = tx.digest_search(query) if query else set()
-        ordered = sorted(
-            rows, key=lambda r: (not r.get("pinned", False), -_num(r.get("createdAt")))
+        # pinned first, then newest; saves within one millisecond: the later index row is newer
+        order = sorted(
+            range(len(rows)),
+            key=lambda k: (not rows[k].get("pinned", False), -_num(rows[k].get("createdAt")), -k),
         )
+        ordered = [rows[k] for k in order]
         if not query:
             return [_light(r) for r in ordered]
         out = []
@@ -256,9 +261,20 @@ class Sessions:
             body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
             if not isinstance(body, list):
                 return -1
+            live = self._history.entries_in(tx)
+            if live and not self._is_saved(tx, live):
+                # the conversation being replaced was never saved: it goes to the archive
+                tx.archive_oldest(tx.hist_state()[0])
             count = self._history.replace_in(tx, body)
             tx.kv_put(ACTIVE_SESSION_KEY, session_id if count else "")
             return count
+
+    def _is_saved(self, tx: Tx, live: Entries) -> bool:
+        """Whether ``live`` is exactly the body of the active session (nothing unsaved)."""
+        active = tx.kv_get([ACTIVE_SESSION_KEY]).get(ACTIVE_SESSION_KEY)
+        if not isinstance(active, str) or not active:
+            return False
+        return tx.kv_get([body_key(active)]).get(body_key(active)) == live
 
     def _edit_row(self, session_id: str, **changes: Any) -> bool:
         self._ensure_migrated()
