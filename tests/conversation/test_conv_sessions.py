@@ -122,3 +122,20 @@ def test_same_words_in_the_other_session_do_not_attract_the_reply(lite_chat, pro
     assert (reply.landed, reply.session_id) == ("session", x)
     assert store.history.read() == [user("hi")]
     assert [e["role"] for e in store.sessions.get(x)["history"]] == ["user", "user", "assistant"]
+
+
+def test_reply_landing_in_a_session_stamps_its_images_seen(chat, provider_server):
+    """A reply saved into the session it started in stamps that turn's images seen there too."""
+    from factories import png_data_url
+
+    store = chat.store
+    picture = png_data_url(40, 30, noise=True)
+    provider_server.queue(slow_text())
+    reply = chat.send(
+        "what is in this picture?", images=[picture], on_delta=once(store.sessions.new)
+    )
+    assert reply.landed == "session"
+    body = store.sessions.get(reply.session_id)["history"]
+    assert [e["role"] for e in body] == ["user", "assistant"]
+    assert body[0]["imagesSeen"] is True
+    assert body[0]["content"][1]["image_url"]["url"] == picture  # pixels kept

@@ -377,3 +377,18 @@ def test_load_archives_an_unsaved_live_conversation(store: chatkeep.Store) -> No
     assert store.history.archived() == [user("unsaved thought"), assistant("unsaved answer")]
     assert store.sessions.load(sid) == 1  # the live history is the active session's body
     assert len(store.history.archived()) == 2
+
+
+def test_modify_rewrites_one_body_under_the_lock(store: chatkeep.Store, spec) -> None:
+    """modify(id, fn) writes fn's body and its digest; None, unknown ids and invalid bodies write nothing."""
+    _live(store, "first")
+    sid = store.sessions.save()["id"]
+    assert store.sessions.modify(sid, lambda body: [*body, assistant("added later")])["id"] == sid
+    assert store.sessions.get(sid)["history"][-1] == assistant("added later")
+    assert [r["id"] for r in store.sessions.list("added later")] == [sid]
+    before = spec.dump()
+    assert store.sessions.modify(sid, lambda body: None) is None
+    assert store.sessions.modify("unknown", lambda body: body) is None
+    with pytest.raises(InvalidEntry):
+        store.sessions.modify(sid, lambda body: [*body, {"role": "robot", "content": "x"}])
+    assert spec.dump() == before

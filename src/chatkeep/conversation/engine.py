@@ -404,50 +404,61 @@ class Chat:
         sessions = self.store.sessions
         end_session = sessions.active_id()
         same = end_session == start_session or not start_session
-        landed = False
-        if changed:
-            stubbed = {c.get("attachId") for c in changed}
-            for entry in self.store.history.read():
+        stubbed = {c.get("attachId") for c in changed}
+
+        def keep_originals(entries: list[Entry]) -> None:
+            for entry in entries:
                 if entry.get("attachId") in stubbed:
                     self.store.keep_original(entry)
 
-        def fn(entries: list[Entry]) -> list[Entry] | None:
-            nonlocal landed
-            j = find_entry(entries, user_entry) if same else -1
+        def place(entries: list[Entry], add_missing: bool) -> list[Entry] | None:
+            """``entries`` with the reply after its question, stubs applied, images stamped."""
+            j = find_entry(entries, user_entry)
             if j < 0:
-                return None
+                if not add_missing:
+                    return None
+                entries, j = [*entries, user_entry], len(entries)
             new = [*entries[: j + 1], assistant, *entries[j + 1 :]]
             if changed:
                 new = apply_stubs(new, changed)
             if stamp:
                 new = stamp_up_to(new, j + 1)
-            landed = True
             return new
 
-        self.store.history.mutate(fn)
+        landed = False
+        if same:
+            if changed:
+                keep_originals(self.store.history.read())
+
+            def fn(entries: list[Entry]) -> list[Entry] | None:
+                nonlocal landed
+                new = place(entries, add_missing=False)
+                landed = new is not None
+                return new
+
+            self.store.history.mutate(fn)
         if landed:
             return "live", end_session or None
         target = self._origin_session(start_session, user_entry)
         if target is None:
             return "none", None
-        session_id, has_user = target
-        if not has_user:
-            sessions.append(session_id, user_entry)
-        sessions.append(session_id, assistant)
+        session_id = target
+        if changed:
+            row = sessions.get(session_id)
+            keep_originals(row["history"] if row else [])
+        # the same placement as in the live history: question (if missing), reply, stubs, stamp
+        sessions.modify(session_id, lambda body: place(body, add_missing=True))
         return "session", session_id
 
-    def _origin_session(self, start_session: str, user_entry: Entry) -> tuple[str, bool] | None:
-        """The saved session the turn started in, and whether its body holds the user entry."""
+    def _origin_session(self, start_session: str, user_entry: Entry) -> str | None:
+        """The saved session the turn started in (``None`` when it no longer exists)."""
         sessions = self.store.sessions
         if start_session:
-            row = sessions.get(start_session)
-            if row is None:
-                return None
-            return start_session, find_entry(row["history"], user_entry) >= 0
+            return start_session if sessions.get(start_session) is not None else None
         # The turn started in an unsaved conversation that was saved (``new()``) meanwhile.
         rows = sorted(sessions.list(), key=lambda r: r.get("createdAt") or 0, reverse=True)
         for row in rows[:_SESSION_SCAN]:
             body = sessions.get(row["id"])
             if body is not None and find_entry(body["history"], user_entry) >= 0:
-                return row["id"], True
+                return str(row["id"])
         return None

@@ -20,6 +20,7 @@ import datetime as _dt
 import hashlib
 import json
 import uuid
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..constants import (
@@ -31,7 +32,7 @@ from ..constants import (
     TEXT_DIGEST_CAP,
 )
 from ..errors import InvalidValue
-from ..rules.entries import entry_text, is_attachment, validate_entry
+from ..rules.entries import entry_text, is_attachment, validate_entries, validate_entry
 from .sql import now_ms
 
 if TYPE_CHECKING:
@@ -252,6 +253,22 @@ class Sessions:
             if not isinstance(body, list):
                 return None
             return self._update_in(tx, session_id, [*body, entry])
+
+    def modify(self, session_id: str, fn: Callable[[Entries], Entries | None]) -> Row | None:
+        """Read–modify–write of one saved body under the session lock: ``fn(body)`` returns the
+        new body (validated, digest updated) or ``None`` for no change. Unknown id → ``None``."""
+        if not session_id:
+            return None
+        self._ensure_migrated()
+        with self._b.transaction(self._profile) as tx:
+            body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
+            if not isinstance(body, list):
+                return None
+            new = fn(body)
+            if new is None:
+                return None
+            validate_entries(new)
+            return self._update_in(tx, session_id, new)
 
     def load(self, session_id: str) -> int:
         self._ensure_migrated()
