@@ -26,6 +26,11 @@ def provider_group() -> None:
 @click.option("--max-tokens", type=int)
 @click.option("--no-stream", is_flag=True, help="Ask for whole answers instead of streams.")
 @click.option(
+    "--server-transcript",
+    is_flag=True,
+    help="Responses style: the server keeps the transcript; send only new turns.",
+)
+@click.option(
     "--use/--no-use",
     "make_active",
     default=None,
@@ -42,6 +47,7 @@ def add_cmd(
     temperature: float | None,
     max_tokens: int | None,
     no_stream: bool,
+    server_transcript: bool,
     make_active: bool | None,
 ) -> None:  # noqa: ANN001, E501
     """Add (or replace) the provider card NAME. Keys are read from --api-key-env, never stored."""
@@ -54,6 +60,8 @@ def add_cmd(
         card["temperature"] = temperature
     if max_tokens is not None:
         card["maxTokens"] = max_tokens
+    if server_transcript:
+        card["serverTranscript"] = True
     card = validate_card(card, name=name)
     store = ctx.store()
 

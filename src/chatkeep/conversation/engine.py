@@ -28,21 +28,31 @@ web panel.
   ``discard_partial``; an interrupted turn does not stamp images seen. An empty reply stores
   nothing (warning). When the user switched session while the reply streamed (the live history
   no longer holds the turn's user entry, or ``activeSessionId`` changed from a non-empty id),
-  the reply goes to the session the turn started in through ``sessions.append`` (the user entry
-  too when that body lacks it), never into the new conversation.
+  the reply goes to the session the turn started in through ``sessions.modify`` — the same
+  placement (user entry too when that body lacks it, stubs, seen stamp) — never into the new
+  conversation.
 * ``edit_and_resend(i, text, images=None, ...)`` and ``regenerate(...)`` (SPEC §3.5): the card and
   the new entry are checked first, then ``truncate_from(i)`` removes entry ``i`` and everything
   after it, then the turn runs as ``send`` — a single new user entry at ``i`` on every path,
   failures included. ``images=None`` keeps the edited entry's images. ``regenerate`` re-sends the
-  last user entry that is not an attachment (text and images).
+  last user entry that is not an attachment (text and images); attachments added after it were
+  never sent and are kept, before the new question.
 * ``stop() -> int`` sets the cancel event of every turn in flight.
 
 ``Reply.stats`` compares the request with the previous request sent from this profile (kept under
 ``lastRequest``, so `chatkeep request` in another process sees it too; §6.4).
+
+A ``responses`` card with ``serverTranscript`` lets the server keep the conversation (§6.3): after
+a reply lands, its response id is kept under ``responseChain`` with a hash of the stored history
+up to that reply; while that history is unchanged and only attachments follow it, the next
+request carries ``previous_response_id`` and only :func:`~chatkeep.build_agent_turn`'s turn (the
+new attachments and question). Any edit, regenerate, load or rewrite sends the full transcript.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -72,6 +82,16 @@ from .turn import (
     stamp_up_to,
     system_prompt,
 )
+
+#: Where a Responses card with ``serverTranscript`` keeps the id of the last stored reply.
+RESPONSE_CHAIN_KEY = "responseChain"
+
+
+def _digest(entries: list[Entry]) -> str:
+    """A content hash of stored entries (canonical JSON), to notice any change to them."""
+    canon = json.dumps(entries, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canon.encode()).hexdigest()
+
 
 if TYPE_CHECKING:
     from ..store import Store
@@ -245,7 +265,9 @@ class Chat:
 
         self.store.history.mutate(fn)
 
-    def _build(self, turn: _Turn, history: list[Entry]) -> WireRequest:
+    def _build(
+        self, turn: _Turn, history: list[Entry], previous_response_id: str | None = None
+    ) -> WireRequest:
         card = turn.card
         return build_request(
             card.style,
@@ -257,6 +279,7 @@ class Chat:
             temperature=card.temperature,
             max_tokens=card.max_tokens,
             stream=card.stream,
+            previous_response_id=previous_response_id,
         )
 
     # -- the turn ---------------------------------------------------------------------------
@@ -284,7 +307,7 @@ class Chat:
         try:
             start_session = self.store.sessions.active_id()
             history = self.store.history.read()
-            request = self._build(turn, history)
+            request = self._build(turn, history, self._chained_response(turn.card, history))
             self.store.history.append(turn.user_entry)
             outcome = self._call(turn, history, request, cancel, on_delta, notify)
         finally:
@@ -333,7 +356,45 @@ class Chat:
         )
         if reply.landed == "none":
             notify(LOST_WARNING)
+        elif reply.landed == "live" and not done.interrupted:
+            self._remember_response(card, assistant, done.response_id)
         return reply
+
+    # -- server-side transcript (OpenAI Responses, SPEC §6.3) ---------------------------------
+    def _chained_response(self, card: Card, history: list[Entry]) -> str | None:
+        """The response id to continue from, when the server already holds this conversation:
+        the stored history up to that reply is unchanged and only attachments came after it."""
+        if card.style != "responses" or not card.server_transcript:
+            return None
+        chain = self.store.local.get(RESPONSE_CHAIN_KEY)
+        if not isinstance(chain, dict) or chain.get("provider") != [card.name, card.model]:
+            return None
+        upto = chain.get("upTo")
+        if not isinstance(upto, int) or not 0 < upto <= len(history):
+            return None
+        if _digest(history[:upto]) != chain.get("digest"):
+            return None
+        if not all(is_attachment(e) for e in history[upto:]):
+            return None
+        response_id = chain.get("responseId")
+        return response_id if isinstance(response_id, str) and response_id else None
+
+    def _remember_response(self, card: Card, assistant: Entry, response_id: str | None) -> None:
+        if card.style != "responses" or not card.server_transcript or not response_id:
+            return
+        history = self.store.history.read()
+        j = find_entry(history, assistant)
+        if j < 0:
+            return
+        self.store.local.set(
+            RESPONSE_CHAIN_KEY,
+            {
+                "provider": [card.name, card.model],
+                "responseId": response_id,
+                "upTo": j + 1,
+                "digest": _digest(history[: j + 1]),
+            },
+        )
 
     def _stream(
         self,

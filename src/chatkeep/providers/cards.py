@@ -9,7 +9,9 @@ its name::
      "apiKeyEnv": "OPENAI_API_KEY"      # or "apiKey": "sk-...", or neither (local servers)
      "temperature": 0.7,                # optional, 0..2
      "maxTokens": 1024,                 # optional, positive int
-     "stream": true}                    # optional, default true
+     "stream": true,                    # optional, default true
+     "serverTranscript": false}         # optional, responses style only: the server keeps the
+                                        # transcript; only new turns are sent (SPEC §6.3)
 
 Contract:
 
@@ -74,6 +76,7 @@ class Card:
     temperature: float | None = None
     max_tokens: int | None = None
     stream: bool = True
+    server_transcript: bool = False
 
 
 def sdk_base_url(card: Card) -> str:
@@ -157,6 +160,16 @@ def validate_card(card: Any, *, name: str = "") -> dict[str, Any]:
     if not isinstance(stream, bool):
         raise ProviderConfigError(f"{where}: stream must be true or false, got {stream!r}")
     out["stream"] = stream
+    transcript = out.get("serverTranscript", False)
+    if not isinstance(transcript, bool):
+        raise ProviderConfigError(
+            f"{where}: serverTranscript must be true or false, got {transcript!r}"
+        )
+    if transcript and style != "responses":
+        raise ProviderConfigError(
+            f"{where}: serverTranscript needs the responses style",
+            hint="only the OpenAI Responses API keeps a transcript on the server",
+        )
     return out
 
 
@@ -204,6 +217,7 @@ def resolve_provider(
         temperature=data.get("temperature"),
         max_tokens=data.get("maxTokens"),
         stream=data["stream"],
+        server_transcript=bool(data.get("serverTranscript", False)),
     )
 
 
