@@ -24,7 +24,7 @@ history length. Reading small keys touches only ``ck_kv`` rows of those keys.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
 from ..constants import SESSIONS_INDEX_KEY
@@ -64,6 +64,17 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
 
 class Cursorish(Protocol):
     def execute(self, sql: str, params: Sequence[Any] = ...) -> Any: ...
+
+
+#: Values per ``IN (…)`` list: well under every driver's limit on query parameters.
+IN_CHUNK = 500
+
+
+def _chunks(values: Iterable[Any]) -> Iterator[list[Any]]:
+    """``values`` in lists of at most :data:`IN_CHUNK`, for ``IN (…)`` queries."""
+    items = list(values)
+    for i in range(0, len(items), IN_CHUNK):
+        yield items[i : i + IN_CHUNK]
 
 
 def now_ms() -> int:
@@ -110,10 +121,8 @@ class Tx:
                 )
 
     def fetch_urls(self, hashes: Iterable[str]) -> dict[str, str]:
-        hs = list(hashes)
         out: dict[str, str] = {}
-        for i in range(0, len(hs), 500):
-            chunk = hs[i : i + 500]
+        for chunk in _chunks(hashes):
             for h, prefix, data in self.rows(
                 f"SELECT hash, prefix, data FROM ck_blobs WHERE profile=? AND hash IN ({self.marks(len(chunk))})",
                 chunk,
@@ -132,8 +141,7 @@ class Tx:
     def drop_refs(self, owners: Sequence[str]) -> set[str]:
         """Remove the refs of ``owners``; returns the hashes they referenced."""
         dropped: set[str] = set()
-        for i in range(0, len(owners), 500):
-            chunk = list(owners[i : i + 500])
+        for chunk in _chunks(owners):
             m = self.marks(len(chunk))
             dropped.update(
                 r[0]
@@ -166,8 +174,7 @@ class Tx:
     # -- key/value --------------------------------------------------------------------------
     def kv_raw(self, keys: Sequence[str]) -> dict[str, str]:
         out: dict[str, str] = {}
-        for i in range(0, len(keys), 500):
-            chunk = list(keys[i : i + 500])
+        for chunk in _chunks(keys):
             for k, v in self.rows(
                 f"SELECT key, value FROM ck_kv WHERE profile=? AND key IN ({self.marks(len(chunk))})",
                 chunk,
@@ -233,8 +240,7 @@ class Tx:
         return dict(self.rows(f"SELECT id, digest FROM {self._b.digest_table} WHERE profile=?"))
 
     def digest_delete(self, ids: Sequence[str]) -> None:
-        for i in range(0, len(ids), 500):
-            chunk = list(ids[i : i + 500])
+        for chunk in _chunks(ids):
             self.run(
                 f"DELETE FROM {self._b.digest_table} WHERE profile=? AND id IN ({self.marks(len(chunk))})",
                 chunk,
@@ -277,8 +283,7 @@ class Tx:
     def kv_delete(self, keys: Sequence[str]) -> None:
         if not keys:
             return
-        for i in range(0, len(keys), 500):
-            chunk = list(keys[i : i + 500])
+        for chunk in _chunks(keys):
             self.run(
                 f"DELETE FROM ck_kv WHERE profile=? AND key IN ({self.marks(len(chunk))})", chunk
             )
@@ -324,8 +329,7 @@ class Tx:
         self.add_refs(f"h:{pos}", blobs)
 
     def hist_delete(self, positions: Sequence[int]) -> None:
-        for i in range(0, len(positions), 500):
-            chunk = list(positions[i : i + 500])
+        for chunk in _chunks(positions):
             self.run(
                 f"DELETE FROM ck_history WHERE profile=? AND pos IN ({self.marks(len(chunk))})",
                 chunk,
