@@ -50,7 +50,7 @@ _LAZY: dict[str, str] = {
     "downscale_data_url": ".rules.thumbnails",
     "image_parts_bytes": ".rules.images",
     "interleave_image_parts": ".rules.images",
-    "is_attachment": ".rules.entries",
+    "is_attachment": ".entries",
     "is_context_overflow": ".rules.overflow",
     "open": ".store",
     "parse_figure_labels": ".rules.labels",
@@ -61,12 +61,13 @@ _LAZY: dict[str, str] = {
     "serialize": ".rules.wire",
     "stamp_images_seen": ".rules.images",
     "stub_oversized_attachments": ".rules.context",
-    "validate_entry": ".rules.entries",
+    "validate_entry": ".entries",
 }
 
 if TYPE_CHECKING:
     from typing import Any
 
+    from .entries import is_attachment, validate_entry
     from .rules.accounting import request_stats
     from .rules.context import (
         age_stale_attachments,
@@ -74,7 +75,6 @@ if TYPE_CHECKING:
         build_page_context_text,
         stub_oversized_attachments,
     )
-    from .rules.entries import is_attachment, validate_entry
     from .rules.images import (
         bound_unseen_images,
         cap_turn_images,

@@ -5,11 +5,15 @@
     ChatkeepError                 root: catch this to catch everything chatkeep raises
     ├── InvalidEntry (ValueError) a history entry breaks §3.2; names the field; nothing written
     ├── InvalidValue (ValueError) a key or value the storage areas cannot hold; nothing written
+    │   └── BadRequest            a panel request body or parameter that cannot be used
+    ├── NotFound (LookupError)    a session, entry, attachment or image that is not there
     ├── StoreError                the store is unreachable, locked too long, or corrupt
+    │   └── CorruptValue          one stored row that does not parse (read as its default)
     ├── ProviderError             a model provider refused or failed (``status``, ``hint``)
     │   └── ContextOverflow       the request did not fit the model's context window
     ├── ProviderConfigError       no usable provider card / missing key / bad card
     └── AttachError               unreadable source, unsupported type, too large
+        └── UndecodableImage (ValueError) image bytes no decoder understands (sent as a label)
 
 Every error carries a ``hint``: one sentence telling the user what to do next.
 Driver errors (``sqlite3``, ``psycopg``, SDK errors) are translated into this tree in exactly
@@ -20,13 +24,17 @@ from __future__ import annotations
 
 __all__ = [
     "AttachError",
+    "BadRequest",
     "ChatkeepError",
     "ContextOverflow",
+    "CorruptValue",
     "InvalidEntry",
     "InvalidValue",
+    "NotFound",
     "ProviderConfigError",
     "ProviderError",
     "StoreError",
+    "UndecodableImage",
 ]
 
 
@@ -63,6 +71,18 @@ class InvalidValue(ChatkeepError, ValueError):
     """A key or value that a storage area cannot hold (not JSON, key too long, ...)."""
 
     default_hint = "keys are non-empty strings of at most 200 characters; values must be JSON"
+
+
+class BadRequest(InvalidValue):
+    """A request body or parameter the panel cannot use."""
+
+    default_hint = "this is a bug in the panel page or a hand-made request"
+
+
+class NotFound(ChatkeepError, LookupError):
+    """A session, entry, attachment or image that the caller named does not exist."""
+
+    default_hint = "list what exists with `chatkeep sessions list` or `chatkeep history --json`"
 
 
 class StoreError(ChatkeepError):
@@ -106,3 +126,18 @@ class ProviderConfigError(ChatkeepError):
 
 class AttachError(ChatkeepError):
     """A source could not be attached: unreadable, unsupported type, or too large."""
+
+
+class CorruptValue(StoreError):
+    """One stored value that does not parse (bad JSON, or a reference to a missing blob).
+
+    Raised inside the storage layer only; readers turn it into the key's default and
+    ``chatkeep stats`` / ``chatkeep doctor`` report it."""
+
+    default_hint = "run `chatkeep doctor` to find and quarantine unreadable rows"
+
+
+class UndecodableImage(AttachError, ValueError):
+    """Image bytes that no decoder understands; requests send the image's label instead."""
+
+    default_hint = "re-attach the image as PNG or JPEG"

@@ -21,10 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .errors import ProviderConfigError
-from .rules.accounting import request_stats
-from .rules.context import age_stale_attachments
-from .rules.entries import (
+from .entries import (
     Entry,
     has_image_parts,
     image_part_url,
@@ -32,6 +29,9 @@ from .rules.entries import (
     is_image_part,
     text_length,
 )
+from .errors import ProviderConfigError
+from .rules.accounting import request_stats
+from .rules.context import age_stale_attachments
 from .rules.images import prepare_history_for_model
 from .rules.wire import BUILDERS, build_request
 

@@ -12,8 +12,8 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from .constants import DEFAULTS, GET_ALL_KEYS, ORIGINAL_PREFIX, SESSIONS_INDEX_KEY
+from .entries import has_image_parts, image_part_url, is_image_part
 from .errors import InvalidValue, StoreError
-from .rules.entries import has_image_parts, image_part_url, is_image_part
 from .storage.areas import LocalArea, MemoryArea
 from .storage.backend import Backend
 from .storage.history import History

@@ -10,7 +10,7 @@ from PIL import Image
 
 from chatkeep.attach import extract_file, extract_image_bytes
 from chatkeep.errors import AttachError
-from chatkeep.rules.entries import validate_entry
+from chatkeep.entries import validate_entry
 
 
 def _payload(url: str) -> bytes:

@@ -22,7 +22,7 @@ from chatkeep.attach.store_ops import (
     build_attachment_entry,
     undo_attach,
 )
-from chatkeep.rules.entries import entry_text, validate_entry
+from chatkeep.entries import entry_text, validate_entry
 from chatkeep.rules.labels import parse_figure_labels
 from factories import assistant, image_entry, png_data_url, user
 
@@ -245,7 +245,7 @@ def test_undo_unknown_id_writes_nothing(spec, store, http_server, bad_id):
 
 def test_entries_written_are_valid_for_every_source(store, http_server, fixtures_dir, tmp_path):
     """Every kind of attachment entry passes validation and is recognised as an attachment."""
-    from chatkeep.rules.entries import is_attachment
+    from chatkeep.entries import is_attachment
 
     data, _ = figures_pdf(tmp_path)
     (tmp_path / "r.pdf").write_bytes(data)

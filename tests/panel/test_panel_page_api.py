@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 import chatkeep
-import chatkeep.rules.entries
+import chatkeep.entries
 from chatkeep.storage import sql
 from factories import assistant, attachment, image_entry, png_data_url, user
 
@@ -189,7 +189,7 @@ def test_attach_url_from_a_local_page(client, pstore):
     chip = r.json()["history"][-1]
     assert chip["kind"] == "attachment"
     assert chip["attachment"]["url"] == url
-    assert "The panel attached this paragraph." in chatkeep.rules.entries.entry_text(
+    assert "The panel attached this paragraph." in chatkeep.entries.entry_text(
         pstore.history.read()[-1]
     )
 

@@ -13,7 +13,7 @@ from chatkeep.rules.context import (
     build_page_context_text,
     stub_oversized_attachments,
 )
-from chatkeep.rules.entries import is_attachment
+from chatkeep.entries import is_attachment
 
 BIG_BODY = "x" * 9000
 IMG = png_url((8, 8))

@@ -13,7 +13,7 @@ from pydantic import TypeAdapter
 from rules_helpers import check_shape, jpeg_url, png_url
 
 from chatkeep.constants import PAGE_CONTEXT_PREFIX
-from chatkeep.rules.entries import validate_entry
+from chatkeep.entries import validate_entry
 from chatkeep.rules.images import prepare_history_for_model, stamp_images_seen
 from chatkeep.rules.wire import STYLES, build_request, serialize
 

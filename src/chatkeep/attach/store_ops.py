@@ -35,8 +35,6 @@ what they need when they run.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import logging
 import re
 import time
@@ -47,7 +45,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..constants import DEFAULT_MAX_TEXT_CHARS, DEFAULT_SUMMARIZE_THRESHOLD
-from ..errors import AttachError
+from ..dataurl import decode as decode_data_url
+from ..errors import AttachError, UndecodableImage
 from ..rules.context import build_page_context_text
 from ..rules.images import DEFAULT_UNSEEN_BUDGET, image_part, interleave_image_parts
 from ..rules.redact import redact_url
@@ -76,7 +75,6 @@ Summarizer = Callable[["Store", str], Any]
 
 PASTED_IMAGE_NAME = "pasted image"
 _MAX_MODE_CHARS = 40
-_DATA_URL_RE = re.compile(r"^data:(image/[A-Za-z0-9.+-]+)?(?:;[^,;]*)*;base64,", re.I)
 
 
 @dataclass(frozen=True)
@@ -315,11 +313,10 @@ def _image_source(
         data = bytes(data_or_path)
         label = name or PASTED_IMAGE_NAME
         url = ""
-    elif isinstance(data_or_path, str) and _DATA_URL_RE.match(data_or_path):
-        payload = data_or_path.split(",", 1)[1]
+    elif isinstance(data_or_path, str) and data_or_path[:5].lower() == "data:":
         try:
-            data = base64.b64decode(payload, validate=False)
-        except (binascii.Error, ValueError):
+            data = decode_data_url(data_or_path)[1]
+        except UndecodableImage:
             raise AttachError(
                 f"{name or PASTED_IMAGE_NAME} is not valid base64",
                 hint="paste the image again or save it and attach the file",
@@ -395,7 +392,7 @@ def attach_source(
     }
     if isinstance(source, str) and _WEB_RE.match(source.strip()):
         return attach_url(store, source.strip(), **common)
-    if isinstance(source, str) and _DATA_URL_RE.match(source):
+    if isinstance(source, str) and source[:5].lower() == "data:":
         return attach_image(store, source, **common)
     return attach_file(store, source, **common)
 

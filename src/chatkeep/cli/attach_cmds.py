@@ -16,16 +16,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import ChatkeepError
+from ..errors import NotFound
 from .context import pass_ctx
 from .output import echo_json, working
 
 if TYPE_CHECKING:
     from ..attach.store_ops import AttachResult
-
-
-class AttachmentNotFound(ChatkeepError):
-    """An ``attachId`` that is not in the live history."""
 
 
 def _describe(result: AttachResult) -> str:
@@ -114,7 +110,7 @@ def undo_attach_cmd(ctx, attach_id: str, as_json: bool) -> None:  # noqa: ANN001
     from ..attach.store_ops import undo_attach
 
     if not undo_attach(ctx.store(), attach_id):
-        raise AttachmentNotFound(
+        raise NotFound(
             f"no attachment with id {attach_id!r} in the live history",
             hint="see attach ids with `chatkeep history --json`",
         )

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..rules.entries import image_part_url, is_attachment, is_image_part, is_text_part
+from ..dataurl import decode as decode_data_url
+from ..dataurl import mime_of
+from ..entries import image_part_url, is_attachment, is_image_part, is_text_part
+from ..errors import UndecodableImage
 
 
 @contextmanager
@@ -31,11 +32,10 @@ def echo_json(value: Any) -> None:
 
 def image_info(url: str) -> dict[str, Any]:
     """``{"type": "image", "mime", "width", "height", "bytes"}`` for a data URL (no pixels)."""
-    mime = url[5 : url.find(";")] if url.startswith("data:") else "unknown"
-    payload = url.split(",", 1)[1] if "," in url else ""
+    mime = mime_of(url) or "unknown"
     try:
-        raw = base64.b64decode(payload, validate=False)
-    except (binascii.Error, ValueError):
+        raw = decode_data_url(url)[1]
+    except UndecodableImage:
         raw = b""
     width = height = None
     try:

@@ -6,13 +6,9 @@ import datetime as dt
 
 import click
 
-from ..errors import ChatkeepError, InvalidValue
+from ..errors import InvalidValue, NotFound
 from .context import pass_ctx
 from .output import echo_json, entry_view, render_entry
-
-
-class NotFound(ChatkeepError):
-    """A session id that is not in the drawer."""
 
 
 def _when(ms: object) -> str:

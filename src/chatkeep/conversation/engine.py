@@ -51,14 +51,14 @@ new attachments and question). Any edit, regenerate, load or rewrite sends the f
 
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..digest import digest_json
+from ..entries import Entry, entry_text, is_attachment
 from ..errors import ContextOverflow, InvalidValue
 from ..preview import LAST_REQUEST_KEY, remember_request
 from ..providers import (
@@ -71,7 +71,6 @@ from ..providers import (
 )
 from ..rules.accounting import request_stats
 from ..rules.context import stub_oversized_attachments
-from ..rules.entries import Entry, entry_text, is_attachment
 from ..rules.wire import WireRequest, build_request
 from .turn import (
     Reply,
@@ -89,8 +88,7 @@ RESPONSE_CHAIN_KEY = "responseChain"
 
 def _digest(entries: list[Entry]) -> str:
     """A content hash of stored entries (canonical JSON), to notice any change to them."""
-    canon = json.dumps(entries, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canon.encode()).hexdigest()
+    return digest_json(entries)
 
 
 if TYPE_CHECKING:

@@ -35,8 +35,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from ..constants import DEFAULT_SUMMARIZE_THRESHOLD
+from ..entries import Entry, is_attachment, is_image_part, is_text_part, text_length
 from ..providers import Card, complete, resolve_provider
-from ..rules.entries import Entry, is_attachment, is_image_part, is_text_part, text_length
 from ..rules.images import interleave_image_parts
 from ..rules.wire import build_request
 from .chunking import DEFAULT_CHUNK_CHARS, chunk_text

@@ -21,8 +21,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..entries import Entry, image_part_url, is_image_part, validate_entry
 from ..errors import InvalidValue
-from ..rules.entries import Entry, image_part_url, is_image_part, validate_entry
 from ..rules.images import cap_turn_images, image_cap_note, image_part, stamp_images_seen
 
 __all__ = [

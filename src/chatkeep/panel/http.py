@@ -3,8 +3,8 @@
 Every error leaves the panel as JSON ``{"error": {"type", "message", "hint"}}`` with an HTTP
 status (:data:`STATUS`, first match wins): bad input 400, missing things 404, unreadable
 attachments 422, provider failures 502 (413 for a context overflow), an unusable store 503.
-:class:`NotFound` and :class:`BadRequest` are the panel's own errors, in the chatkeep tree so
-they carry a hint like every other.
+:class:`~chatkeep.errors.NotFound` and :class:`~chatkeep.errors.BadRequest` come from the one
+error tree, so they carry a hint like every other.
 """
 
 from __future__ import annotations
@@ -37,18 +37,8 @@ log = logging.getLogger(__name__)
 MAX_JSON_BYTES = 40 * 1024 * 1024
 
 
-class NotFound(errors.ChatkeepError):
-    """A session, entry, attachment or image the request names does not exist."""
-
-    default_hint = "reload the panel: it may have changed in another window or in the CLI"
-
-
-class BadRequest(errors.ChatkeepError):
-    """A request body or parameter the panel cannot use."""
-
-    default_hint = "this is a bug in the panel page or a hand-made request"
-
-
+NotFound = errors.NotFound
+BadRequest = errors.BadRequest
 STATUS: list[tuple[type[errors.ChatkeepError], int]] = [
     (NotFound, 404),
     (BadRequest, 400),

@@ -22,15 +22,16 @@ miss falls back to a history read.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import hashlib
 import threading
 from collections import OrderedDict
 from typing import Any
 
 from ..cli.output import entry_view
-from ..rules.entries import entry_text, image_part_url, is_attachment, is_image_part
+from ..dataurl import decode as decode_data_url
+from ..dataurl import mime_of
+from ..digest import digest_text, hex_of
+from ..entries import entry_text, image_part_url, is_attachment, is_image_part
+from ..errors import UndecodableImage
 from .markdown import render_markdown
 
 __all__ = ["ALLOWED_IMAGE_TYPES", "ImageRegistry", "history_view", "image_key"]
@@ -40,19 +41,15 @@ ALLOWED_IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
 
 def image_key(url: str) -> str:
     """The content key of one stored image: sha256 of its data URL, hex."""
-    return hashlib.sha256(url.encode("ascii", "replace")).hexdigest()
+    return hex_of(digest_text(url))
 
 
 def _decode(url: str) -> tuple[str, bytes] | None:
-    if not url.startswith("data:") or "," not in url:
-        return None
-    head, payload = url.split(",", 1)
-    mime = head[5:].split(";", 1)[0].lower()
-    if mime not in ALLOWED_IMAGE_TYPES or ";base64" not in head:
+    if mime_of(url) not in ALLOWED_IMAGE_TYPES:
         return None
     try:
-        return mime, base64.b64decode(payload, validate=False)
-    except (binascii.Error, ValueError):
+        return decode_data_url(url)
+    except UndecodableImage:
         return None
 
 

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..constants import ATTACHMENT_PREFIXES, PAGE_CONTEXT_PREFIX
-from .entries import (
+from ..entries import (
     Entry,
     entry_text,
     first_text,

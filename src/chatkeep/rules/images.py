@@ -21,9 +21,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .entries import Entry, has_image_parts, image_part_url, is_image_part
+from ..entries import Entry, has_image_parts, image_part_url, is_image_part
+from ..errors import UndecodableImage
 from .labels import compact_entry_image_parts, label_for, parse_figure_labels
-from .thumbnails import UndecodableImage, downscale_data_url
+from .thumbnails import downscale_data_url
 
 __all__ = [
     "DEFAULT_UNSEEN_BUDGET",

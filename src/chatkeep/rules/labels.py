@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .entries import Entry, entry_text, has_image_parts, is_image_part
+from ..entries import Entry, entry_text, has_image_parts, is_image_part
 
 __all__ = ["FIGURES_HEADING", "compact_entry_image_parts", "label_for", "parse_figure_labels"]
 

@@ -7,7 +7,7 @@ Contract of :func:`downscale_data_url`:
 - an image whose longer edge is already ``<= max_edge`` comes back **unchanged** (the very same
   string) when its decoded bytes are at most 64 KiB or it is already a JPEG, so a thumbnail is
   never re-encoded and a second pass over the same history changes nothing;
-- an image that cannot be decoded raises :class:`UndecodableImage` (a ``ValueError``); the
+- an image that cannot be decoded raises :class:`UndecodableImage` (a chatkeep error); the
   caller turns the entry into label placeholders instead.
 
 Pillow is imported inside the function so that ``import chatkeep`` stays free of imaging code.
@@ -15,10 +15,11 @@ Pillow is imported inside the function so that ``import chatkeep`` stays free of
 
 from __future__ import annotations
 
-import base64
-import binascii
 import io
-import re
+
+from ..dataurl import decode as decode_data_url
+from ..dataurl import encode as encode_data_url
+from ..errors import UndecodableImage
 
 __all__ = [
     "SMALL_IMAGE_BYTES",
@@ -33,29 +34,10 @@ THUMBNAIL_QUALITY = 82
 #: An image already within ``max_edge`` and at most this many decoded bytes is left alone.
 SMALL_IMAGE_BYTES = 64 * 1024
 
-_DATA_URL_RE = re.compile(r"^data:(image/[A-Za-z0-9.+-]+);base64,(.*)$", re.S)
-
-
-class UndecodableImage(ValueError):
-    """The data URL does not hold an image Pillow can decode."""
-
-
-def _decode(url: str) -> tuple[str, bytes]:
-    m = _DATA_URL_RE.match(url) if isinstance(url, str) else None
-    if not m:
-        raise UndecodableImage("not a base64 data:image URL")
-    try:
-        raw = base64.b64decode("".join(m.group(2).split()), validate=True)
-    except (binascii.Error, ValueError) as exc:
-        raise UndecodableImage(f"bad base64 payload: {exc}") from None
-    if not raw:
-        raise UndecodableImage("empty image payload")
-    return m.group(1).lower(), raw
-
 
 def downscale_data_url(url: str, max_edge: int = THUMBNAIL_MAX_EDGE) -> str:
     """A JPEG thumbnail data URL of ``url`` whose longer edge is ``<= max_edge`` (see module doc)."""
-    _mime, raw = _decode(url)
+    _mime, raw = decode_data_url(url)
     # Imaging is heavy and only needed here: imported lazily.
     from PIL import Image, UnidentifiedImageError
 
@@ -87,7 +69,7 @@ def downscale_data_url(url: str, max_edge: int = THUMBNAIL_MAX_EDGE) -> str:
         frame = frame.resize(size, Image.Resampling.LANCZOS)
     out = io.BytesIO()
     frame.save(out, format="JPEG", quality=THUMBNAIL_QUALITY, optimize=True)
-    return "data:image/jpeg;base64," + base64.b64encode(out.getvalue()).decode("ascii")
+    return encode_data_url(out.getvalue(), "image/jpeg")
 
 
 def _flatten_on_white(img):  # type: ignore[no-untyped-def]

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import json
 import re
 from collections.abc import Callable, Iterable
@@ -27,16 +26,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..constants import GET_ALL_KEYS, SESSIONS_INDEX_KEY
-from ..errors import InvalidValue
+from ..dataurl import head_length
+from ..digest import digest_text, hex_of
+from ..errors import CorruptValue, InvalidValue
 
 BLOB_MIN_CHARS = 256
 TEXT_BLOB_MIN_CHARS = 4096
 MARK = "\x00b:"
-_DATA_URL_HEAD = re.compile(r"^data:image/[A-Za-z0-9.+-]+;base64,")
-
-
-class CorruptValue(Exception):
-    """A stored value that is not valid JSON (or references a missing blob)."""
 
 
 @dataclass(frozen=True)
@@ -53,16 +49,16 @@ class Blob:
 
 
 def blob_for(url: str) -> Blob:
-    digest = hashlib.sha256(url.encode("utf-8")).hexdigest()
-    head = _DATA_URL_HEAD.match(url)
+    digest = hex_of(digest_text(url))
+    head = head_length(url)
     if head:
-        payload = url[head.end() :]
+        payload = url[head:]
         try:
             raw = base64.b64decode(payload, validate=True)
         except (binascii.Error, ValueError):
             raw = None
         if raw is not None and base64.b64encode(raw).decode("ascii") == payload:
-            return Blob(digest, head.group(0), raw)
+            return Blob(digest, url[:head], raw)
     return Blob(digest, None, url.encode("utf-8"))
 
 
@@ -88,7 +84,7 @@ def encode(value: Any, text_blobs: bool = False) -> tuple[str, dict[str, Blob]]:
             if v.startswith("\x00"):
                 return "\x00" + v
             if len(v) >= BLOB_MIN_CHARS and (
-                _DATA_URL_HEAD.match(v) or (text_min is not None and len(v) >= text_min)
+                head_length(v) or (text_min is not None and len(v) >= text_min)
             ):
                 blob = blob_for(v)
                 blobs.setdefault(blob.hash, blob)

@@ -16,10 +16,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..constants import ACTIVE_SESSION_KEY, DEFAULTS
-from ..errors import InvalidEntry, InvalidValue
-from ..rules.entries import is_attachment, text_length, validate_entries, validate_entry
+from ..entries import is_attachment, text_length, validate_entries, validate_entry
+from ..errors import CorruptValue, InvalidEntry, InvalidValue
 from . import codec
-from .codec import CorruptValue
 
 if TYPE_CHECKING:
     from .backend import Backend

@@ -17,8 +17,6 @@ first, so loading a session never silently drops a conversation.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
-import json
 import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -31,8 +29,9 @@ from ..constants import (
     SESSIONS_INDEX_KEY,
     TEXT_DIGEST_CAP,
 )
+from ..digest import digest_json, hex_of
+from ..entries import entry_text, is_attachment, validate_entries, validate_entry
 from ..errors import InvalidValue
-from ..rules.entries import entry_text, is_attachment, validate_entries, validate_entry
 from .sql import now_ms
 
 if TYPE_CHECKING:
@@ -71,8 +70,7 @@ def body_key(session_id: str) -> str:
 
 def _legacy_id(row: dict[str, Any]) -> str:
     """A stable id for a legacy row that has none (so a re-run writes the same key)."""
-    canon = json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canon.encode()).hexdigest()[:32]
+    return hex_of(digest_json(row))[:32]
 
 
 def _light(row: Row) -> Row:

@@ -28,8 +28,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
 from ..constants import SESSIONS_INDEX_KEY
+from ..errors import CorruptValue
 from . import codec
-from .codec import Blob, CorruptValue
+from .codec import Blob
 
 SCHEMA_VERSION = 1
 

@@ -23,8 +23,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..constants import HISTORY_KEY
+from ..entries import text_length, validate_entries
 from ..errors import InvalidEntry, InvalidValue, StoreError
-from ..rules.entries import text_length, validate_entries
 from . import codec
 from .areas import check_key
 from .sql import now_ms

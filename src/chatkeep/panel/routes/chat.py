@@ -38,9 +38,9 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from ...conversation.turn import build_user_entry
+from ...entries import is_attachment
 from ...errors import InvalidValue
 from ...providers import resolve_provider
-from ...rules.entries import is_attachment
 from ..http import BadRequest, error_body, error_status, json_body, ok, threaded
 from ..markdown import render_markdown
 from ..state import PanelState

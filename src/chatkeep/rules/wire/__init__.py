@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ...entries import Entry
 from ...errors import ProviderConfigError
-from ..entries import Entry
 from ..images import prepare_history_for_model
 from .anthropic import build_anthropic
 from .base import HISTORY_STEPS, WireRequest, api_root, join_base_url, run_steps, serialize

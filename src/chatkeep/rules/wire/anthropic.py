@@ -14,10 +14,10 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-from ..entries import Entry
+from ...dataurl import parse as parse_data_url
+from ...entries import Entry
 from .base import WireRequest, canonical_parts, join_base_url
 
 __all__ = [
@@ -32,15 +32,14 @@ DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_MAX_TOKENS = 4096
 PATH = "messages"
 EPHEMERAL = {"type": "ephemeral"}
-_DATA_URL_RE = re.compile(r"^data:(image/[a-z0-9.+-]+);base64,(.*)$", re.S | re.I)
 
 
 def _image_block(url: str) -> dict[str, Any]:
-    m = _DATA_URL_RE.match(url)
-    if m:
+    parsed = parse_data_url(url)
+    if parsed:
         return {
             "type": "image",
-            "source": {"type": "base64", "media_type": m.group(1).lower(), "data": m.group(2)},
+            "source": {"type": "base64", "media_type": parsed[0], "data": parsed[1]},
         }
     return {"type": "image", "source": {"type": "url", "url": url}}
 

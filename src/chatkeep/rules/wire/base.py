@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...entries import Entry, image_part_url, is_image_part, is_text_part
 from ..context import age_stale_attachments
-from ..entries import Entry, image_part_url, is_image_part, is_text_part
 from ..images import prepare_history_for_model
 from ..labels import compact_entry_image_parts
 

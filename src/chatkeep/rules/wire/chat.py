@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..entries import Entry
+from ...entries import Entry
 from .base import WireRequest, canonical_parts, join_base_url
 
 __all__ = ["DEFAULT_BASE_URL", "PATH", "build_chat"]

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...entries import Entry, entry_text, image_part_url, is_image_part
 from ..context import build_agent_turn
-from ..entries import Entry, entry_text, image_part_url, is_image_part
 from .base import WireRequest, canonical_parts, join_base_url
 
 __all__ = ["DEFAULT_BASE_URL", "PATH", "build_responses", "responses_input"]

@@ -7,17 +7,18 @@ type ``input_text``); :func:`validate_entry` is strict and is what every write c
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
-from ..constants import ATTACHMENT_PREFIXES
-from ..errors import InvalidEntry
+from .constants import ATTACHMENT_PREFIXES
+from .dataurl import is_image_data_url, mime_of
+from .errors import InvalidEntry
 
 Entry = dict[str, Any]
 
 ROLES = ("user", "assistant")
 TEXT_PART_TYPES = ("text", "input_text")
-IMAGE_DATA_URL_RE = re.compile(r"^data:image/(png|jpeg|webp|gif);base64,[A-Za-z0-9+/=\s]*$")
+#: Image types the validator accepts today (the ones every provider API takes as they are).
+STORED_IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
 _OPTIONAL_FIELDS = {
     "attachId",
     "videoSrc",
@@ -150,7 +151,7 @@ def validate_entry(entry: Any, index: int | None = None) -> None:
                         f"{where}.{pf}.image_url must be an object with 'url' or a string",
                         field=f"{pf}.image_url",
                     )
-                if not isinstance(url, str) or not IMAGE_DATA_URL_RE.match(url):
+                if not is_image_data_url(url) or mime_of(url) not in STORED_IMAGE_TYPES:
                     shown = (url[:40] + "…") if isinstance(url, str) and len(url) > 40 else url
                     raise InvalidEntry(
                         f"{where}.{pf}.image_url.url must be a data:image/(png|jpeg|webp|gif);base64 URL, got {shown!r}",
