@@ -36,7 +36,7 @@ from .rules.images import prepare_history_for_model
 from .rules.wire import BUILDERS, build_request
 
 if TYPE_CHECKING:
-    from .store import Store
+    from .storage.profile import Profile
 
 LAST_REQUEST_KEY = "lastRequest"
 PREVIEW_DRAFT = "(your next message)"
@@ -45,7 +45,7 @@ _IMAGE_TYPES = ("image_url", "input_image", "image")
 _NO_CARD = {"name": "", "style": "chat", "model": "", "base_url": "http://127.0.0.1/v1"}
 
 
-def remember_request(store: Store, style: str, body: dict[str, Any]) -> None:
+def remember_request(store: Profile, style: str, body: dict[str, Any]) -> None:
     """Record the request just sent, for the next preview's prefix comparison (images in it
     are stored once, as blobs, like everywhere else)."""
     store.local.set(LAST_REQUEST_KEY, {"style": style, "body": body})
@@ -149,7 +149,7 @@ def _last_question(history: list[Entry]) -> int:
 
 
 def preview_request(
-    store: Store, draft: str = "", *, provider: str | None = None, model: str | None = None
+    store: Profile, draft: str = "", *, provider: str | None = None, model: str | None = None
 ) -> dict[str, Any]:
     """The preview of the next request (see the module docstring)."""
     from .conversation.turn import system_prompt

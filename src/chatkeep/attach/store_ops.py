@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..constants import DEFAULT_MAX_TEXT_CHARS, DEFAULT_SUMMARIZE_THRESHOLD
+from ..conversation.lifecycle import bound_unseen_image_bytes
 from ..dataurl import decode as decode_data_url
 from ..errors import AttachError, UndecodableImage
 from ..rules.context import build_page_context_text
@@ -54,7 +55,7 @@ from . import tracker
 from .sources import DEFAULT_MAX_FETCH_BYTES, DEFAULT_MAX_FILE_BYTES, DEFAULT_TIMEOUT, Extracted
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from ..storage.profile import Profile
 
 __all__ = [
     "AttachResult",
@@ -71,7 +72,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 #: ``summarize(store, attach_id)``: starts condensing one stored attachment (SPEC §7.5).
-Summarizer = Callable[["Store", str], Any]
+Summarizer = Callable[["Profile", str], Any]
 
 PASTED_IMAGE_NAME = "pasted image"
 _MAX_MODE_CHARS = 40
@@ -178,7 +179,7 @@ def _header_url(url: str) -> str:
 
 
 def _store_extracted(
-    store: Store,
+    store: Profile,
     extract: Callable[[int], Extracted],
     *,
     title: str | None,
@@ -202,7 +203,7 @@ def _store_extracted(
     if key:
         tracker.record_snapshot(store, key, digest, len(ex.text), int(time.time() * 1000))
     if ex.images:
-        store.bound_unseen_image_bytes(image_budget)
+        bound_unseen_image_bytes(store, image_budget)
     summarizing, error = False, None
     threshold = _positive(settings.get("summarizeThresholdChars"), DEFAULT_SUMMARIZE_THRESHOLD)
     if summarize is not None and settings.get("autoSummarizeAttachments") is True:
@@ -234,7 +235,7 @@ def _store_extracted(
 
 
 def attach_url(
-    store: Store,
+    store: Profile,
     url: str,
     *,
     title: str | None = None,
@@ -258,7 +259,7 @@ def attach_url(
 
 
 def attach_file(
-    store: Store,
+    store: Profile,
     path: str | Path,
     *,
     title: str | None = None,
@@ -281,7 +282,7 @@ def attach_file(
 
 
 def attach_video(
-    store: Store,
+    store: Profile,
     url: str,
     transcript_path: str | Path,
     *,
@@ -339,7 +340,7 @@ def _image_source(
 
 
 def attach_image(
-    store: Store,
+    store: Profile,
     data_or_path: bytes | bytearray | memoryview | str | Path,
     *,
     name: str | None = None,
@@ -375,7 +376,7 @@ _WEB_RE = re.compile(r"^https?://", re.I)
 
 
 def attach_source(
-    store: Store,
+    store: Profile,
     source: str | Path,
     *,
     title: str | None = None,
@@ -397,7 +398,7 @@ def attach_source(
     return attach_file(store, source, **common)
 
 
-def undo_attach(store: Store, attach_id: str) -> bool:
+def undo_attach(store: Profile, attach_id: str) -> bool:
     """Remove the attachment entry with ``attach_id``; ``False`` (and no write) when unknown."""
     if not isinstance(attach_id, str) or not attach_id.strip():
         return False

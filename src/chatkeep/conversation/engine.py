@@ -92,7 +92,7 @@ def _digest(entries: list[Entry]) -> str:
 
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from ..storage.profile import Profile
 
 __all__ = ["RESCUE_NOTICE", "Chat"]
 
@@ -134,7 +134,7 @@ class Chat:
 
     def __init__(
         self,
-        store: Store,
+        store: Profile,
         *,
         retries: int = 2,
         retry_delay: float = 1.0,

@@ -43,7 +43,7 @@ from .chunking import DEFAULT_CHUNK_CHARS, chunk_text
 from .prompts import SYSTEM, attachment_kind, chunk_prompt, merge_prompt
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from ..storage.profile import Profile
 
 __all__ = [
     "SummaryJob",
@@ -124,7 +124,7 @@ def _ask(card: Card, prompt: str, call: Callable[[Card, dict[str, Any]], Any]) -
 
 
 def summarize_attachment(
-    store: Store,
+    store: Profile,
     attach_id: str,
     *,
     provider: str | None = None,
@@ -146,7 +146,7 @@ def summarize_attachment(
 
 
 def _summarize(
-    store: Store,
+    store: Profile,
     attach_id: str,
     provider: str | None,
     model: str | None,
@@ -209,7 +209,7 @@ def _summarize(
 class SummaryJob(threading.Thread):
     """A background auto-summary; ``written`` (bool) is set when it ends, ``error`` on a crash."""
 
-    def __init__(self, store: Store, attach_id: str, **options: Any) -> None:
+    def __init__(self, store: Profile, attach_id: str, **options: Any) -> None:
         super().__init__(name=f"chatkeep-summary-{attach_id[:8]}", daemon=True)
         self.store = store
         self.attach_id = attach_id
@@ -226,7 +226,7 @@ class SummaryJob(threading.Thread):
 
 
 def summarize_in_background(
-    store: Store, attach_id: str, *, force: bool = False, **options: Any
+    store: Profile, attach_id: str, *, force: bool = False, **options: Any
 ) -> SummaryJob | None:
     """Start the auto-summary of a stored attachment when the settings ask for it."""
     if not force:

@@ -30,9 +30,9 @@ from .areas import check_key
 from .sql import now_ms
 
 if TYPE_CHECKING:
-    from ..store import Store
     from .backend import Backend
     from .history import History
+    from .sessions import Sessions
 
 EXPORT_FORMAT = "chatkeep-export"
 EXPORT_VERSION = 1
@@ -70,7 +70,14 @@ def _check_local(items: Any, where: str) -> dict[str, tuple[str, dict[str, Any]]
 
 
 def import_profile(
-    store: Store, backend: Backend, data: Any, *, source: str = "auto", replace: bool = False
+    backend: Backend,
+    profile: str,
+    history: History,
+    sessions: Sessions,
+    data: Any,
+    *,
+    source: str = "auto",
+    replace: bool = False,
 ) -> dict[str, Any]:
     if source == "auto":
         source = detect_source(data)
@@ -106,11 +113,11 @@ def import_profile(
     live_enc = [codec.encode(e, text_blobs=True) for e in live]
     archive_enc = [codec.encode(e, text_blobs=True) for e in archive]
 
-    with backend.transaction(store.profile) as tx:
+    with backend.transaction(profile) as tx:
         if not tx.profile_is_empty():
             if not replace:
                 raise StoreError(
-                    f"profile {store.profile!r} already holds data; nothing was imported",
+                    f"profile {profile!r} already holds data; nothing was imported",
                     hint="import into a new --profile, or pass --replace to overwrite this one",
                 )
             tx.wipe_profile()
@@ -124,12 +131,12 @@ def import_profile(
                 tx.hist_insert(pos, text_length(entry), text, blobs)
             tx.hist_set_state(len(live), sum(text_length(e) for e in live))
         else:
-            store.history.replace_in(tx, live)
-    migrated = len(store.sessions.list())
+            history.replace_in(tx, live)
+    migrated = len(sessions.list())
     return {
         "source": source,
         "keys": len(local),
-        "history": len(store.history.read()),
-        "archived": store.history.archived_count(),
+        "history": len(history.read()),
+        "archived": history.archived_count(),
         "sessions": migrated,
     }

@@ -1,0 +1,174 @@
+"""The storage profile: everything one profile of one backend stores (SPEC §1–§4).
+
+:class:`Profile` is the storage floor's seam: the two areas, the live history with its
+archive, the saved sessions, export/import and statistics. It knows nothing of requests or
+providers; the engine (``chatkeep.conversation``, ``chatkeep.attach``) types against it, and
+the facade :class:`chatkeep.Store` extends it with the engine (``store.chat``) and the image
+lifecycle operations that combine storage with the request rules.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+from ..constants import DEFAULTS, GET_ALL_KEYS, ORIGINAL_PREFIX, SESSIONS_INDEX_KEY
+from ..entries import has_image_parts, image_part_url, is_image_part
+from .areas import LocalArea, MemoryArea
+from .backend import Backend
+from .history import History
+from .sessions import Sessions
+from .transfer import export_profile, import_profile
+
+__all__ = ["Profile"]
+
+
+def _type_ok(key: str, value: Any) -> bool:
+    """Whether a stored value has the type of its default (unknown keys always pass)."""
+    if key not in DEFAULTS:
+        return True
+    default = DEFAULTS[key]
+    if isinstance(default, bool) or isinstance(value, bool):
+        return type(value) is type(default)
+    if isinstance(default, int):
+        return isinstance(value, int)
+    return isinstance(value, type(default))
+
+
+def _merge_default(key: str, stored: Any) -> Any:
+    if not _type_ok(key, stored):
+        return copy.deepcopy(DEFAULTS[key])
+    if key == "providers":
+        merged = copy.deepcopy(DEFAULTS[key])
+        for name, card in stored.items():
+            base = merged.get(name, {})
+            merged[name] = (
+                {**base, **card} if isinstance(card, dict) and isinstance(base, dict) else card
+            )
+        return merged
+    return stored
+
+
+class Profile:
+    """One profile of one backend. Use as a context manager or call :meth:`close`."""
+
+    def __init__(self, backend: Backend, profile: str) -> None:
+        self._backend = backend
+        self.profile = profile
+        self.history = History(backend, profile)
+        self.local = LocalArea(backend, profile, self.history)
+        self.session = MemoryArea()
+        self.sessions = Sessions(backend, profile, self.history)
+
+    @property
+    def url(self) -> str:
+        return self._backend.description
+
+    @property
+    def backend_name(self) -> str:
+        return self._backend.dialect
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self._backend.close()
+
+    # -- settings ---------------------------------------------------------------------------
+    def get_all(self) -> dict[str, Any]:
+        """``{**DEFAULTS, **stored}`` over :data:`GET_ALL_KEYS` only; never reads history,
+        sessions or image bytes. ``history`` is always ``[]`` here."""
+        with self._backend.transaction(self.profile, write=False) as tx:
+            stored = tx.kv_get(list(GET_ALL_KEYS))
+        out = copy.deepcopy(DEFAULTS)
+        for key, value in stored.items():
+            out[key] = _merge_default(key, value) if key in DEFAULTS else value
+        return out
+
+    def keep_original(self, entry: dict[str, Any]) -> bool:
+        """Keep a copy of an attachment entry under ``attachOriginal_<attachId>`` before a
+        rewrite (auto-summary, overflow stub) replaces its text; the first copy wins.
+
+        The live history then holds the short text the model needs, and the full text the user
+        attached is still in the store (a targeted read, exported with the profile). Returns
+        whether a copy was written."""
+        attach_id = entry.get("attachId") if isinstance(entry, dict) else None
+        if not isinstance(attach_id, str) or not attach_id:
+            return False
+        wrote = False
+
+        def fn(current: Any) -> Any:
+            nonlocal wrote
+            if current is not None:
+                return None
+            wrote = True
+            return entry
+
+        self.local.modify(ORIGINAL_PREFIX + attach_id, fn)
+        return wrote
+
+    # -- export / import / stats ------------------------------------------------------------
+    def export_data(self) -> dict[str, Any]:
+        return export_profile(self._backend, self.profile, self.history)
+
+    def import_data(
+        self, data: Any, *, source: str = "auto", replace: bool = False
+    ) -> dict[str, Any]:
+        return import_profile(
+            self._backend,
+            self.profile,
+            self.history,
+            self.sessions,
+            data,
+            source=source,
+            replace=replace,
+        )
+
+    def stats(self) -> dict[str, Any]:
+        """Counts and sizes: entries, archive, sessions, bytes stored, unseen image bytes,
+        and the keys whose stored value could not be read."""
+        corrupt: list[str] = []
+        with self._backend.transaction(self.profile, write=False) as tx:
+            # parse the stored texts only: blobs (images, long texts) are not loaded for this
+            for key, text in tx.kv_raw(tx.kv_keys()).items():
+                try:
+                    value = json.loads(text)
+                except ValueError:
+                    corrupt.append(key)
+                    continue
+                if not _type_ok(key, value) or (
+                    key == SESSIONS_INDEX_KEY and not isinstance(value, list)
+                ):
+                    corrupt.append(key)
+            stored_rows = tx.hist_state()[0]
+            sizes = tx.sizes()
+            archived = tx.archive_count()
+        live = self.history.read()
+        unseen = sum(
+            len(image_part_url(p))
+            for e in live
+            if has_image_parts(e) and not e.get("imagesSeen")
+            for p in e["content"]
+            if is_image_part(p)
+        )
+        return {
+            "profile": self.profile,
+            "store": self.url,
+            "backend": self.backend_name,
+            "entries": len(live),
+            "unreadableEntries": max(0, stored_rows - len(live)),
+            "archived": archived,
+            "sessions": len(self.sessions.list()),
+            "bytesStored": sizes["kvBytes"]
+            + sizes["historyBytes"]
+            + sizes["archiveBytes"]
+            + sizes["blobBytes"],
+            "blobs": sizes["blobs"],
+            "blobBytes": sizes["blobBytes"],
+            "unseenImageBytes": unseen,
+            "corruptKeys": sorted(set(corrupt)),
+        }
