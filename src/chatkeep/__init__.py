@@ -54,6 +54,7 @@ _LAZY: dict[str, str] = {
     "is_context_overflow": ".rules.overflow",
     "open": ".store",
     "parse_figure_labels": ".rules.labels",
+    "parse_json": ".limits",
     "prepare_history_for_model": ".rules.images",
     "redact_text": ".rules.redact",
     "redact_url": ".rules.redact",
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .entries import is_attachment, validate_entry
+    from .limits import parse_json
     from .rules.accounting import request_stats
     from .rules.context import (
         age_stale_attachments,
@@ -136,6 +138,7 @@ __all__ = [
     "is_context_overflow",
     "open",
     "parse_figure_labels",
+    "parse_json",
     "prepare_history_for_model",
     "redact_text",
     "redact_url",

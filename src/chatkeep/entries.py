@@ -6,12 +6,12 @@ type ``input_text``); :func:`validate_entry` is strict and is what every write c
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from .constants import ATTACHMENT_PREFIXES
 from .dataurl import is_image_data_url, mime_of
 from .errors import InvalidEntry
+from .limits import ENTRY_MAX_DEPTH, problem
 
 Entry = dict[str, Any]
 
@@ -108,18 +108,21 @@ def is_attachment(entry: Any) -> bool:
     return first_text(entry).startswith(ATTACHMENT_PREFIXES)
 
 
-def _check_json(value: Any, field: str) -> None:
-    try:
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise InvalidEntry(f"{field} is not JSON-compatible: {exc}", field=field) from None
-
-
 def validate_entry(entry: Any, index: int | None = None) -> None:
     """Raise :class:`InvalidEntry` naming the field when ``entry`` breaks the entry shape."""
     where = "entry" if index is None else f"entry[{index}]"
     if not isinstance(entry, dict):
         raise InvalidEntry(f"{where} must be an object, got {type(entry).__name__}", field=where)
+    why = problem(entry, ENTRY_MAX_DEPTH)  # one iterative pass: depth, Unicode, keys, numbers
+    if why is not None:
+        raise InvalidEntry(
+            f"{where} cannot be stored: {why}",
+            field=where,
+            hint=(
+                f"entries nest at most {ENTRY_MAX_DEPTH} levels and hold valid Unicode text, "
+                "64-bit integers and finite numbers"
+            ),
+        )
     role = entry.get("role")
     if role not in ROLES:
         raise InvalidEntry(
@@ -134,9 +137,6 @@ def validate_entry(entry: Any, index: int | None = None) -> None:
             if not isinstance(part, dict):
                 raise InvalidEntry(f"{where}.{pf} must be an object", field=pf)
             ptype = part.get("type")
-            for extra, value in part.items():
-                if extra not in ("type", "text", "image_url"):
-                    _check_json(value, f"{pf}.{extra}")
             if ptype in TEXT_PART_TYPES:
                 if not isinstance(part.get("text"), str):
                     raise InvalidEntry(f"{where}.{pf}.text must be a string", field=f"{pf}.text")
@@ -189,11 +189,6 @@ def validate_entry(entry: Any, index: int | None = None) -> None:
         and isinstance(prov.get("model"), str)
     ):
         raise InvalidEntry(f"{where}.provider must be {{name: str, model: str}}", field="provider")
-    for key, value in entry.items():
-        if not isinstance(key, str):
-            raise InvalidEntry(f"{where} has a non-string key {key!r}", field=str(key))
-        if key not in _OPTIONAL_FIELDS and key not in ("role", "content"):
-            _check_json(value, key)
 
 
 def validate_entries(entries: Any) -> None:

@@ -14,6 +14,7 @@ import os
 from typing import TYPE_CHECKING
 
 from .errors import InvalidValue, StoreError
+from .limits import check_text
 from .rules.images import DEFAULT_UNSEEN_BUDGET
 from .storage.backend import Backend
 from .storage.profile import Profile
@@ -58,12 +59,18 @@ def _backend_for(url: str) -> Backend:
 def open(url: str | None = None, *, profile: str = "default") -> Store:  # noqa: A001
     """Open a store. ``url``: None (env ``CHATKEEP_STORE``, else the user data dir), a path,
     ``sqlite:///abs/path.db``, ``:memory:`` or ``postgresql://…``."""
+    if isinstance(profile, str):
+        check_text(profile, "the profile name")
+    if url is not None and not isinstance(url, str | os.PathLike):
+        raise InvalidValue(f"the store URL must be a string, got {type(url).__name__}")
+    if isinstance(url, str):
+        check_text(url, "the store URL")
     if not isinstance(profile, str) or not profile or len(profile) > MAX_PROFILE_CHARS:
         raise InvalidValue(
             f"profile must be a non-empty string of at most {MAX_PROFILE_CHARS} characters",
             hint="pass profile='default' or another short name",
         )
-    target = url or os.environ.get("CHATKEEP_STORE") or default_store_path()
+    target = os.fspath(url) if url else os.environ.get("CHATKEEP_STORE") or default_store_path()
     return Store(_backend_for(target), profile)
 
 

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from .. import parse_json
 from ..errors import InvalidValue
 from .context import pass_ctx
 from .output import entry_view, render_entry, working
@@ -85,15 +86,16 @@ def import_cmd(ctx, file: str, source: str, replace: bool, as_json: bool) -> Non
     """Import a chatkeep export or a browsa dump into this profile (whole or not at all)."""
     try:
         if file == "-":
-            data = json.load(sys.stdin)
+            raw = sys.stdin.buffer.read()
         else:
-            with open(file, encoding="utf-8") as fh:
-                data = json.load(fh)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            with open(file, "rb") as fh:
+                raw = fh.read()
+    except OSError as exc:
         raise InvalidValue(
-            f"cannot read {file} as JSON: {exc}",
+            f"cannot read {file}: {exc}",
             hint="pass a file written by `chatkeep export` or a browsa dump",
         ) from None
+    data = parse_json(raw, f"{file}")
     with working(f"importing {file} (one transaction)…"):
         report = ctx.store().import_data(data, source=source, replace=replace)
     if as_json:

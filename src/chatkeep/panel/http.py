@@ -9,7 +9,6 @@ error tree, so they carry a hint like every other.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any
 
@@ -18,7 +17,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from .. import errors
+from .. import errors, parse_json
 
 __all__ = [
     "STATUS",
@@ -95,9 +94,9 @@ async def json_body(request: Request) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
-        value = json.loads(raw)
-    except ValueError as exc:
-        raise BadRequest(f"the request body is not JSON: {exc}") from None
+        value = parse_json(raw, "the request body")
+    except errors.InvalidValue as exc:
+        raise BadRequest(exc.message, hint=exc.hint) from None
     if not isinstance(value, dict):
         raise BadRequest("the request body must be a JSON object")
     return value

@@ -18,32 +18,34 @@ from typing import TYPE_CHECKING, Any
 
 from ..constants import HISTORY_KEY
 from ..errors import InvalidValue
+from ..limits import MAX_KEY_CHARS, check_key, check_text, check_value
 from . import codec
 
 if TYPE_CHECKING:
     from .backend import Backend
     from .history import History
 
-MAX_KEY_CHARS = 200
+__all__ = ["MAX_KEY_CHARS", "LocalArea", "MemoryArea", "check_key"]
 
 
-def check_key(key: Any) -> str:
-    if not isinstance(key, str) or not key:
-        raise InvalidValue(f"storage keys must be non-empty strings, got {key!r}")
-    if len(key) > MAX_KEY_CHARS:
-        raise InvalidValue(
-            f"storage key of {len(key)} characters is longer than {MAX_KEY_CHARS}",
-            hint="use a short key and put large data in the value",
-        )
-    if "\x00" in key:
-        raise InvalidValue("storage keys must not contain NUL characters")
-    return key
-
-
-def _keys_arg(keys: str | Iterable[str]) -> list[str]:
+def _keys_arg(keys: Any) -> list[str]:
     if isinstance(keys, str):
         return [check_key(keys)]
+    if not isinstance(keys, list | tuple | set | frozenset | dict):
+        raise InvalidValue(f"keys must be a string or a list of strings, got {type(keys).__name__}")
     return [check_key(k) for k in keys]
+
+
+def _items_arg(key_or_items: Any, value: Any) -> dict[str, Any]:
+    if isinstance(key_or_items, str):
+        return {check_key(key_or_items): value}
+    if not isinstance(key_or_items, dict):
+        raise InvalidValue(
+            f"set() takes a key and a value, or a dict of them; got {type(key_or_items).__name__}"
+        )
+    for k in key_or_items:
+        check_key(k)
+    return dict(key_or_items)
 
 
 class LocalArea:
@@ -69,10 +71,9 @@ class LocalArea:
         return {k: out[k] for k in names if k in out}
 
     def set(self, key_or_items: str | dict[str, Any], value: Any = None) -> None:
-        items = {key_or_items: value} if isinstance(key_or_items, str) else dict(key_or_items)
+        items = _items_arg(key_or_items, value)
         encoded = {}
         for k, v in items.items():
-            check_key(k)
             if k != HISTORY_KEY:
                 encoded[k] = codec.encode(v, codec.text_blobs_for(k))
         history = items.get(HISTORY_KEY)
@@ -90,6 +91,7 @@ class LocalArea:
                 self._history.replace_in(tx, [])
 
     def keys(self, prefix: str = "") -> list[str]:
+        check_text(prefix, "the key prefix")
         with self._b.transaction(self._profile, write=False) as tx:
             names = tx.kv_keys(prefix)
             if HISTORY_KEY.startswith(prefix) and tx.hist_state()[0]:
@@ -124,8 +126,10 @@ class MemoryArea:
         return out.get(names[0]) if single else out
 
     def set(self, key_or_items: str | dict[str, Any], value: Any = None) -> None:
-        items = {key_or_items: value} if isinstance(key_or_items, str) else dict(key_or_items)
-        encoded = {check_key(k): codec.dumps(v) for k, v in items.items()}
+        items = _items_arg(key_or_items, value)
+        for v in items.values():
+            check_value(v)
+        encoded = {k: codec.dumps(v) for k, v in items.items()}
         with self._lock:
             self._data.update(encoded)
 
@@ -136,6 +140,7 @@ class MemoryArea:
                 self._data.pop(k, None)
 
     def keys(self, prefix: str = "") -> list[str]:
+        check_text(prefix, "the key prefix")
         with self._lock:
             return sorted(k for k in self._data if k.startswith(prefix))
 
@@ -145,5 +150,6 @@ class MemoryArea:
             current = json.loads(self._data[key]) if key in self._data else default
             result = fn(current)
             if result is not None:
+                check_value(result)
                 self._data[key] = codec.dumps(result)
             return result

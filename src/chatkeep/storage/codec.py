@@ -10,7 +10,9 @@ Contract:
   session snapshots, the last request). Strings that happen to start with ``\\u0000`` are
   escaped with one more ``\\u0000``, so every value round-trips.
 * ``decode(text, fetch)`` parses the text and puts the URLs back (``fetch`` loads blobs by
-  hash). A value that does not parse raises :class:`CorruptValue`.
+  hash) without recursion, so a value of any depth — even one an older version accepted
+  past today's limits — reads back. A value that does not parse raises :class:`CorruptValue`.
+* ``encode`` checks the limits of :mod:`chatkeep.limits` first: nothing past them is stored.
 * Blob bytes are the decoded base64 payload when re-encoding gives back the exact URL,
   otherwise the URL text itself, so ``decode(encode(v)) == v`` always holds byte for byte.
 """
@@ -29,6 +31,7 @@ from ..constants import GET_ALL_KEYS, SESSIONS_INDEX_KEY
 from ..dataurl import head_length
 from ..digest import digest_text, hex_of
 from ..errors import CorruptValue, InvalidValue
+from ..limits import check_value
 
 BLOB_MIN_CHARS = 256
 TEXT_BLOB_MIN_CHARS = 4096
@@ -75,7 +78,13 @@ def dumps(value: Any) -> str:
         raise InvalidValue(f"value is not JSON-compatible: {exc}") from None
 
 
-def encode(value: Any, text_blobs: bool = False) -> tuple[str, dict[str, Blob]]:
+def encode(
+    value: Any, text_blobs: bool = False, *, checked: bool = False
+) -> tuple[str, dict[str, Blob]]:
+    """The stored text of ``value`` and its blobs. The limits of §12 are checked first
+    (``checked=True``: the caller has just checked them), so the walk below is bounded."""
+    if not checked:
+        check_value(value)
     blobs: dict[str, Blob] = {}
     text_min = TEXT_BLOB_MIN_CHARS if text_blobs else None
 
@@ -116,33 +125,49 @@ MARK_JSON = "\\u0000b:"
 _MARK_RE = re.compile(r'"\\u0000b:([0-9a-f]{64})"')
 
 
-def decode(text: str, fetch: Callable[[Iterable[str]], dict[str, str]]) -> Any:
+def _loads(text: str) -> Any:
     try:
-        value = json.loads(text)
+        return json.loads(text)
+    except RecursionError:
+        raise CorruptValue("the stored value nests too deep to parse") from None
     except (TypeError, ValueError) as exc:
         raise CorruptValue(str(exc)) from None
+
+
+def _resolve(value: Any, urls: dict[str, str]) -> Any:
+    """Put blob strings back and unescape NUL-prefixed strings, in place and without
+    recursion (``value`` was just parsed, so nobody else holds it): any depth decodes."""
+
+    def fix(v: str) -> str:
+        if v.startswith(MARK):
+            h = v[len(MARK) :]
+            if h not in urls:
+                raise CorruptValue(f"missing blob {h}")
+            return urls[h]
+        return v[1:]
+
+    if isinstance(value, str):
+        return fix(value) if value.startswith("\x00") else value
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for k, item in items:
+            if isinstance(item, str):
+                if item.startswith("\x00"):
+                    node[k] = fix(item)
+            elif isinstance(item, dict | list):
+                stack.append(item)
+    return value
+
+
+def decode(text: str, fetch: Callable[[Iterable[str]], dict[str, str]]) -> Any:
+    value = _loads(text)
     if MARK_JSON[:6] not in text:  # no NUL-prefixed string anywhere: nothing to resolve
         return value
     needed = blob_hashes(text)
     urls = fetch(needed) if needed else {}
-
-    def walk(v: Any) -> Any:
-        if isinstance(v, str):
-            if v.startswith("\x00"):
-                if v.startswith(MARK):
-                    h = v[len(MARK) :]
-                    if h not in urls:
-                        raise CorruptValue(f"missing blob {h}")
-                    return urls[h]
-                return v[1:]
-            return v
-        if isinstance(v, dict):
-            return {k: walk(item) for k, item in v.items()}
-        if isinstance(v, list):
-            return [walk(item) for item in v]
-        return v
-
-    return walk(value)
+    return _resolve(value, urls)
 
 
 def decode_many(
@@ -155,7 +180,7 @@ def decode_many(
     joined = "[" + ",".join(texts) + "]"
     try:
         values = json.loads(joined)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         values = None
     if not isinstance(values, list) or len(values) != len(texts):
         out: list[Any | CorruptValue] = []

@@ -36,7 +36,7 @@ class _Row:
 
 def _encode_entry(entry: Any, index: int | None = None) -> tuple[str, dict[str, Any], int]:
     try:
-        text, blobs = codec.encode(entry, text_blobs=True)
+        text, blobs = codec.encode(entry, text_blobs=True, checked=True)  # validated by caller
     except InvalidValue as exc:
         where = "entry" if index is None else f"entry[{index}]"
         raise InvalidEntry(

@@ -4,9 +4,12 @@
 bodies; each body is the verbatim history list under ``session_<id>`` (image bytes and
 ``imagesSeen`` flags included, shared with the live history through the blob table).
 
-:meth:`Sessions.index` migrates a legacy index (rows that embed ``history``) in place:
-first every body in one batch, then — in a second write — the light index. A crash between the
-two leaves the legacy index intact and the next call writes the same bodies again.
+:meth:`Sessions.migrate_in` migrates a legacy index (rows that embed ``history``, or whose ids
+are duplicated or unusable as keys) in place, in the caller's transaction: every body, then the
+light index, whole or not at all (an import runs it inside the import's transaction). A row
+whose id is missing, repeated, not a string, holds a NUL or would make a body key longer than
+the key limit gets a fresh id; its body moves with it and nothing is lost. Reading the index
+(``list``, ``get``, …) runs the same migration first when the stored index needs it.
 
 Writers take the session lock, then the history lock (one backend write transaction holds
 both), never the reverse. :meth:`Sessions.load` replaces the live history; when that history was
@@ -32,6 +35,7 @@ from ..constants import (
 from ..digest import digest_json, hex_of
 from ..entries import entry_text, is_attachment, validate_entries, validate_entry
 from ..errors import InvalidValue
+from ..limits import MAX_KEY_CHARS, check_text, is_unicode
 from .sql import now_ms
 
 if TYPE_CHECKING:
@@ -73,6 +77,43 @@ def _legacy_id(row: dict[str, Any]) -> str:
     return hex_of(digest_json(row))[:32]
 
 
+def _usable_id(value: Any) -> bool:
+    """Whether ``value`` can be a session id: a non-empty NUL-free Unicode string whose body
+    key fits the key limit."""
+    return (
+        isinstance(value, str)
+        and bool(value)
+        and "\x00" not in value
+        and len(body_key(value)) <= MAX_KEY_CHARS
+        and is_unicode(value)
+    )
+
+
+def needs_migration(raw: Any) -> bool:
+    """Whether a stored index has legacy rows (embedded history) or ids that are not unique
+    usable keys."""
+    if not isinstance(raw, list):
+        return False
+    seen: set[str] = set()
+    for r in raw:
+        if not isinstance(r, dict):
+            continue
+        sid = r.get("id")
+        if "history" in r or not _usable_id(sid) or sid in seen:
+            return True
+        seen.add(sid)
+    return False
+
+
+def _check_id(session_id: Any) -> str:
+    if not isinstance(session_id, str):
+        raise InvalidValue(
+            f"a session id must be a string, got {type(session_id).__name__}",
+            hint="list ids with `chatkeep sessions list`",
+        )
+    return check_text(session_id, "the session id")
+
+
 def _light(row: Row) -> Row:
     return {
         "id": row.get("id"),
@@ -89,6 +130,8 @@ def _clean_index(value: Any) -> RowList:
 
 
 def _check_name(name: Any) -> str:
+    if isinstance(name, str):
+        check_text(name, "the session name")
     if not isinstance(name, str) or not name.strip():
         raise InvalidValue(
             "a session name must be a non-empty string", hint="pass a name with some text"
@@ -112,8 +155,9 @@ class Sessions:
     def _ensure_migrated(self) -> None:
         with self._b.transaction(self._profile, write=False) as tx:
             raw = tx.index_light()
-        if isinstance(raw, list) and any(isinstance(r, dict) and "history" in r for r in raw):
-            self._migrate(raw)
+        if needs_migration(raw):
+            with self._b.transaction(self._profile) as tx:
+                self.migrate_in(tx)
 
     def index(self) -> RowList:
         """The light index with digests, migrating legacy embedded snapshots in place first."""
@@ -121,37 +165,53 @@ class Sessions:
         with self._b.transaction(self._profile, write=False) as tx:
             return _clean_index(tx.kv_get([SESSIONS_INDEX_KEY]).get(SESSIONS_INDEX_KEY))
 
-    def _migrate(self, legacy: list[Any]) -> None:
-        bodies: dict[str, Any] = {}
+    def migrate_in(self, tx: Tx) -> list[dict[str, Any]]:
+        """Migrate the stored index inside ``tx`` (see the module docstring); returns the ids
+        given to rows whose own id could not be kept: ``[{"from", "to", "name"}]``."""
+        legacy = tx.index_light()
+        if not needs_migration(legacy):
+            return []
+        renamed: list[dict[str, Any]] = []
+        seen: set[str] = set()
         light: list[Any] = []
         for r in legacy:
             if not isinstance(r, dict):
                 continue
             row = dict(r)
-            if not isinstance(row.get("id"), str) or not row["id"]:
-                row["id"] = _legacy_id(r)
+            old = row.get("id")
+            if _usable_id(old) and old not in seen:
+                sid = old
+            else:
+                sid = _legacy_id(r) if old is None else uuid.uuid4().hex
+                while sid in seen:
+                    sid = uuid.uuid4().hex
+                renamed.append({"from": old, "to": sid, "name": row.get("name", "")})
+            seen.add(sid)
+            row["id"] = sid
             if "history" in row:
                 hist = row.pop("history")
                 if not isinstance(hist, list):
                     hist = []
-                bodies[body_key(row["id"])] = hist
+                tx.kv_put(body_key(sid), hist)
                 row["textDigest"] = text_digest(hist)
+            elif sid != old and _usable_id(old):
+                # a repeated id: the copy gets its own body, so deleting one keeps the other
+                body = tx.kv_get([body_key(old)]).get(body_key(old))
+                if isinstance(body, list):
+                    tx.kv_put(body_key(sid), body)
+                    row["textDigest"] = text_digest(body)
             row.setdefault("name", "")
             row.setdefault("createdAt", 0)
             row["pinned"] = bool(row.get("pinned", False))
             row.setdefault("textDigest", "")
             light.append(row)
-        # (1) every body first, in one batch
-        with self._b.transaction(self._profile) as tx:
-            for key, hist in bodies.items():
-                tx.kv_put(key, hist)
-        # (2) only then the light index — unless someone changed the index meanwhile
-        with self._b.transaction(self._profile) as tx:
-            if tx.index_light() == legacy:
-                tx.kv_put(SESSIONS_INDEX_KEY, light)
+        tx.kv_put(SESSIONS_INDEX_KEY, light)
+        return renamed
 
     # -- listing ----------------------------------------------------------------------------
     def list(self, q: str = "") -> RowList:
+        if q is not None:
+            check_text(q, "the search query")
         self._ensure_migrated()
         query = (q or "").strip().lower()
         with self._b.transaction(self._profile, write=False) as tx:
@@ -174,6 +234,7 @@ class Sessions:
         return out
 
     def get(self, session_id: str) -> Row | None:
+        _check_id(session_id)
         self._ensure_migrated()
         with self._b.transaction(self._profile, write=False) as tx:
             for r in self._read_index(tx):
@@ -232,7 +293,7 @@ class Sessions:
         return None
 
     def update(self, session_id: str) -> Row | None:
-        if not session_id:
+        if not _check_id(session_id):
             return None
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
@@ -243,7 +304,7 @@ class Sessions:
 
     def append(self, session_id: str, entry: dict[str, Any]) -> Row | None:
         validate_entry(entry)
-        if not session_id:
+        if not _check_id(session_id):
             return None
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
@@ -255,7 +316,7 @@ class Sessions:
     def modify(self, session_id: str, fn: Callable[[Entries], Entries | None]) -> Row | None:
         """Read–modify–write of one saved body under the session lock: ``fn(body)`` returns the
         new body (validated, digest updated) or ``None`` for no change. Unknown id → ``None``."""
-        if not session_id:
+        if not _check_id(session_id):
             return None
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
@@ -269,6 +330,7 @@ class Sessions:
             return self._update_in(tx, session_id, new)
 
     def load(self, session_id: str) -> int:
+        _check_id(session_id)
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
             if not any(r["id"] == session_id for r in self._read_index(tx)):
@@ -292,6 +354,7 @@ class Sessions:
         return tx.kv_get([body_key(active)]).get(body_key(active)) == live
 
     def _edit_row(self, session_id: str, **changes: Any) -> bool:
+        _check_id(session_id)
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
             index = self._read_index(tx)
@@ -309,14 +372,17 @@ class Sessions:
         return self._edit_row(session_id, pinned=bool(pinned))
 
     def delete(self, session_id: str) -> bool:
+        _check_id(session_id)
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
             index = self._read_index(tx)
-            kept = [r for r in index if r["id"] != session_id]
-            if len(kept) == len(index):
+            at = next((k for k, r in enumerate(index) if r["id"] == session_id), -1)
+            if at < 0:
                 return False
+            kept = index[:at] + index[at + 1 :]  # one row, even if another shares its id
             tx.kv_put(SESSIONS_INDEX_KEY, kept)
-            tx.kv_delete([body_key(session_id)])
+            if not any(r["id"] == session_id for r in kept):
+                tx.kv_delete([body_key(session_id)])
             if tx.kv_get([ACTIVE_SESSION_KEY]).get(ACTIVE_SESSION_KEY) == session_id:
                 tx.kv_put(ACTIVE_SESSION_KEY, "")
             return True

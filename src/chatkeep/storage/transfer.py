@@ -14,8 +14,12 @@ live history (bounded by the window; the overflow goes to the archive), every ot
 stored as is, then the sessions index is migrated (legacy ``savedSessions`` rows that embed
 their history become light rows + ``session_<id>`` bodies).
 
-An import is one transaction: it happens whole or not at all. Importing into a profile that
-already holds data needs ``replace=True`` (the profile is then replaced, still atomically).
+An import is one transaction, the sessions-index migration included: it happens whole or not
+at all, on every backend. Every value is checked against the limits of §12 before anything is
+written. Saved sessions whose ids could not be kept (repeated, NUL, too long for a key) get
+fresh ids; the result's ``renamedSessions`` lists ``{from, to, name}`` for each. Importing into
+a profile that already holds data needs ``replace=True`` (the profile is then replaced, still
+atomically).
 """
 
 from __future__ import annotations
@@ -25,8 +29,8 @@ from typing import TYPE_CHECKING, Any
 from ..constants import HISTORY_KEY
 from ..entries import text_length, validate_entries
 from ..errors import InvalidEntry, InvalidValue, StoreError
+from ..limits import check_key, check_value
 from . import codec
-from .areas import check_key
 from .sql import now_ms
 
 if TYPE_CHECKING:
@@ -65,7 +69,8 @@ def _check_local(items: Any, where: str) -> dict[str, tuple[str, dict[str, Any]]
     encoded = {}
     for k, v in items.items():
         check_key(k)
-        encoded[k] = codec.encode(v, codec.text_blobs_for(k))
+        check_value(v, f"the value of {k!r}")
+        encoded[k] = codec.encode(v, codec.text_blobs_for(k), checked=True)
     return encoded
 
 
@@ -79,6 +84,8 @@ def import_profile(
     source: str = "auto",
     replace: bool = False,
 ) -> dict[str, Any]:
+    if not isinstance(source, str):
+        raise InvalidValue(f"the import source must be a string, got {type(source).__name__}")
     if source == "auto":
         source = detect_source(data)
     if source not in ("chatkeep", "browsa"):
@@ -110,8 +117,8 @@ def import_profile(
         raise InvalidEntry(
             f"the import's history is not valid: {exc.message}", field=exc.field, hint=exc.hint
         ) from None
-    live_enc = [codec.encode(e, text_blobs=True) for e in live]
-    archive_enc = [codec.encode(e, text_blobs=True) for e in archive]
+    live_enc = [codec.encode(e, text_blobs=True, checked=True) for e in live]
+    archive_enc = [codec.encode(e, text_blobs=True, checked=True) for e in archive]
 
     with backend.transaction(profile) as tx:
         if not tx.profile_is_empty():
@@ -132,11 +139,12 @@ def import_profile(
             tx.hist_set_state(len(live), sum(text_length(e) for e in live))
         else:
             history.replace_in(tx, live)
-    migrated = len(sessions.list())
-    return {
-        "source": source,
-        "keys": len(local),
-        "history": len(history.read()),
-        "archived": history.archived_count(),
-        "sessions": migrated,
-    }
+        renamed = sessions.migrate_in(tx)
+        return {
+            "source": source,
+            "keys": len(local),
+            "history": len(history.entries_in(tx)),
+            "archived": tx.archive_count(),
+            "sessions": len(sessions.list()),
+            "renamedSessions": renamed,
+        }

@@ -1,0 +1,207 @@
+"""The limits of what chatkeep stores (SPEC §12), checked before anything is written.
+
+* values nest at most :data:`MAX_DEPTH` levels (a scalar is depth 0, ``[1]`` depth 1);
+* every string — values, object keys, names, queries — is valid Unicode (no lone surrogates);
+* object keys are strings; storage keys are non-empty, NUL-free and at most
+  :data:`MAX_KEY_CHARS` characters;
+* integers fit in 64 bits and floats are finite, so every other JSON reader reads them back;
+* JSON texts (imports, panel bodies) are parsed by :func:`parse_json`, which applies the same
+  limits while parsing and never raises anything but :class:`~chatkeep.errors.InvalidValue`.
+
+:func:`check_value` is one iterative pass (no recursion, so no input can exhaust the stack)
+and is what every write calls: ``entries.validate_entry`` for history entries, the storage
+areas and imports for every other value. Errors name the limit that was hit.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from .errors import InvalidValue
+
+MAX_DEPTH = 100
+#: History entries nest one level less, so a list of them (a saved session's body) fits too.
+ENTRY_MAX_DEPTH = MAX_DEPTH - 1
+#: Import documents and panel bodies wrap stored values in at most two more levels.
+DOCUMENT_MAX_DEPTH = MAX_DEPTH + 2
+MAX_KEY_CHARS = 200
+MAX_INT = 2**63 - 1
+MIN_INT = -(2**63)
+#: Digits of an integer literal in a JSON text (19 fit in 64 bits; a sign is one more char).
+_MAX_INT_DIGITS = 20
+
+_SCALARS = (str, bool, int, float, type(None))
+
+
+def is_unicode(text: str) -> bool:
+    """Whether ``text`` can be encoded as UTF-8 (no lone surrogates). Constant time for ASCII."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(text: str) -> str:
+    return repr(text[:40] + ("…" if len(text) > 40 else ""))
+
+
+def _where(path: str) -> str:
+    if not path:
+        return "the top"
+    return path if len(path) <= 60 else "…" + path[-59:]
+
+
+def _scalar_problem(v: Any, path: str) -> str | None:
+    t = type(v)
+    if t is str:
+        if v.isascii() or is_unicode(v):
+            return None
+        return f"the string at {_where(path)} is not valid Unicode (a lone surrogate)"
+    if t is int:
+        if MIN_INT <= v <= MAX_INT:
+            return None
+        return f"the integer at {_where(path)} does not fit in 64 bits"
+    if t is float:
+        if math.isfinite(v):
+            return None
+        return f"the number at {_where(path)} is not finite ({v!r})"
+    return None
+
+
+def problem(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
+    """Why ``value`` breaks a limit (a sentence naming the limit and where), or ``None``.
+
+    Iterative depth-first walk; every node is visited once."""
+    stack: list[tuple[Any, int, str]] = [(value, 0, "")]
+    pop, push = stack.pop, stack.append
+    while stack:
+        v, depth, path = pop()
+        t = type(v)
+        if t is dict or t is list or t is tuple:
+            if depth >= max_depth:
+                return f"the value at {_where(path)} nests deeper than {max_depth} levels"
+            items = v.items() if t is dict else enumerate(v)
+            for k, item in items:
+                if t is dict:
+                    if type(k) is not str:
+                        return f"object keys must be strings, got {k!r} at {_where(path)}"
+                    if not k.isascii() and not is_unicode(k):
+                        return f"the key {_shown(k)} at {_where(path)} is not valid Unicode"
+                    sub = f"{_where(path + '.' + k)}" if path else k
+                else:
+                    sub = f"{path}[{k}]"
+                ti = type(item)
+                if ti is str or ti is int or ti is float:
+                    why = _scalar_problem(item, sub)
+                    if why:
+                        return why
+                elif ti is not bool and item is not None:
+                    push((item, depth + 1, sub))
+            continue
+        if t in _SCALARS:
+            why = _scalar_problem(v, path)
+            if why:
+                return why
+            continue
+        for base in (bool, str, int, float, dict, list, tuple):  # subclasses: check as the base
+            if isinstance(v, base):
+                push((base(v), depth, path))
+                break
+        else:
+            return f"the value at {_where(path)} is not JSON-compatible ({t.__name__})"
+    return None
+
+
+def check_value(value: Any, what: str = "value", max_depth: int = MAX_DEPTH) -> None:
+    """Raise :class:`InvalidValue` when ``value`` breaks a limit of §12; nothing is written."""
+    why = problem(value, max_depth)
+    if why is not None:
+        raise InvalidValue(
+            f"{what} cannot be stored: {why}",
+            hint=(
+                f"values nest at most {MAX_DEPTH} levels, hold valid Unicode text, 64-bit "
+                "integers and finite numbers, and have string keys"
+            ),
+        )
+
+
+def check_text(text: Any, what: str, *, allow_empty: bool = True) -> str:
+    """A string argument (a name, a query, a profile): a ``str`` of valid Unicode."""
+    if not isinstance(text, str):
+        raise InvalidValue(f"{what} must be a string, got {type(text).__name__}")
+    if not is_unicode(text):
+        raise InvalidValue(
+            f"{what} is not valid Unicode (a lone surrogate)",
+            hint="pass text that can be written as UTF-8",
+        )
+    if not allow_empty and not text:
+        raise InvalidValue(f"{what} must not be empty")
+    return text
+
+
+def check_key(key: Any) -> str:
+    """A storage key: a non-empty, NUL-free, valid-Unicode string of ≤ 200 characters."""
+    if not isinstance(key, str) or not key:
+        raise InvalidValue(f"storage keys must be non-empty strings, got {key!r}")
+    if len(key) > MAX_KEY_CHARS:
+        raise InvalidValue(
+            f"storage key of {len(key)} characters is longer than the {MAX_KEY_CHARS}-character limit",
+            hint="use a short key and put large data in the value",
+        )
+    if "\x00" in key:
+        raise InvalidValue("storage keys must not contain NUL characters")
+    if not is_unicode(key):
+        raise InvalidValue("storage key is not valid Unicode (a lone surrogate)")
+    return key
+
+
+def _parse_int(text: str) -> int:
+    if len(text.lstrip("-")) > _MAX_INT_DIGITS - 1:
+        raise ValueError(f"the integer {text[:24]}… does not fit in 64 bits")
+    return int(text)
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"the number {text[:24]} is out of range")
+    return value
+
+
+def _parse_constant(text: str) -> Any:
+    raise ValueError(f"{text} is not a JSON number")
+
+
+def parse_json(
+    text: str | bytes, what: str = "the JSON text", max_depth: int = DOCUMENT_MAX_DEPTH
+) -> Any:
+    """Parse JSON within the limits: depth, 64-bit integers, finite numbers, valid Unicode.
+
+    Anything else — a syntax error, a number out of range, nesting too deep — raises
+    :class:`InvalidValue` naming the limit."""
+    hint = (
+        f"JSON values nest at most {MAX_DEPTH} levels and hold 64-bit integers, finite numbers "
+        "and valid Unicode"
+    )
+    try:
+        if isinstance(text, bytes | bytearray):
+            text = bytes(text).decode("utf-8-sig")
+        value = json.loads(
+            text,
+            parse_int=_parse_int,
+            parse_float=_parse_float,
+            parse_constant=_parse_constant,
+        )
+    except RecursionError:
+        raise InvalidValue(f"{what} nests deeper than {max_depth} levels", hint=hint) from None
+    except UnicodeDecodeError as exc:
+        raise InvalidValue(f"{what} is not UTF-8 text: {exc}", hint=hint) from None
+    except ValueError as exc:  # JSONDecodeError and the parse_* limits
+        raise InvalidValue(f"{what} is not usable JSON: {exc}", hint=hint) from None
+    check_value(value, what, max_depth)
+    return value
