@@ -14,6 +14,9 @@
    load cannot send headers). Missing → 401 ``TokenRequired``; wrong → 403 ``BadToken``.
    Compared in constant time.
 
+Only ``http`` scopes are served (and ``lifespan`` passed through): a websocket is closed with
+1008 and any other scope type is dropped, so nothing reaches a route around these checks.
+
 Refusals are JSON errors (``{"error": {"type", "message", "hint"}}``). Every response gets
 ``Content-Security-Policy`` (scripts, styles and connections from this origin only; images from
 this origin, ``data:`` and ``blob:``), ``X-Content-Type-Options: nosniff``,
@@ -109,8 +112,14 @@ class PanelGuard:
         }
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
+        kind = scope.get("type")
+        if kind == "lifespan":
             await self.app(scope, receive, send)
+            return
+        if kind != "http":
+            # the panel speaks plain HTTP only: websockets and unknown scopes never reach it
+            if kind == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
             return
         refusal = self._check(scope)
         is_api = scope.get("path", "").startswith("/api/")

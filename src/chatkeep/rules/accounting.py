@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import InvalidValue
+from ..limits import DOCUMENT_MAX_DEPTH, check_value
 from .wire.base import WireRequest, serialize
 
 __all__ = ["TOKENS_PER_IMAGE", "common_prefix_length", "request_stats"]
@@ -69,10 +71,13 @@ def _image_chars(part: dict[str, Any]) -> int:
     if kind == "input_image":
         url = part.get("image_url")
         return len(url) if isinstance(url, str) else 0
-    source = part.get("source") or {}
-    if source.get("type") == "base64":
-        return len(f"data:{source.get('media_type', '')};base64,") + len(source.get("data", ""))
-    return len(source.get("url", "") or "")
+    source = part.get("source")
+    if not isinstance(source, dict):
+        return 0
+    data, url = source.get("data"), source.get("url")
+    if source.get("type") == "base64" and isinstance(data, str):
+        return len(f"data:{source.get('media_type', '')};base64,") + len(data)
+    return len(url) if isinstance(url, str) else 0
 
 
 def _count(node: Any, acc: dict[str, int]) -> None:
@@ -101,6 +106,16 @@ def request_stats(
     previous: WireRequest | dict[str, Any] | bytes | None = None,
 ) -> dict[str, Any]:
     """Size and prefix-reuse figures of one request (see the module docstring)."""
+    for what, value in (("request", request), ("previous", previous)):
+        if value is None and what == "previous":
+            continue
+        if not isinstance(value, WireRequest | dict | bytes | bytearray):
+            raise InvalidValue(
+                f"{what} must be a WireRequest, a request body (dict) or bytes, "
+                f"got {type(value).__name__}"
+            )
+        if not isinstance(value, bytes | bytearray):
+            check_value(_body(value), f"the {what} body", DOCUMENT_MAX_DEPTH)
     body = _body(request) or {}
     acc = {"chars": 0, "images": 0, "imageBytes": 0}
     for key in ("instructions", "system"):

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ...entries import Entry
-from ...errors import ProviderConfigError
+from ...entries import ROLES, Entry, validate_entry
+from ...errors import InvalidEntry, InvalidValue, ProviderConfigError
+from ...limits import ENTRY_MAX_DEPTH, check_text, problem
 from ..images import prepare_history_for_model
 from .anthropic import build_anthropic
 from .base import HISTORY_STEPS, WireRequest, api_root, join_base_url, run_steps, serialize
@@ -39,6 +40,39 @@ BUILDERS: dict[str, Callable[..., WireRequest]] = {
 STYLES = tuple(BUILDERS)
 
 
+def _check_inputs(
+    style: Any, history: Any, user_entry: Any, system_prompt: Any, model: Any, base_url: Any
+) -> None:
+    """Bad input gets a chatkeep error before any step runs (readers stay lenient about part
+    shapes, so history entries need only be role/content objects within the limits)."""
+    if not isinstance(style, str):
+        raise ProviderConfigError(f"the API style must be a string, got {type(style).__name__}")
+    for name, value in (("system_prompt", system_prompt), ("model", model), ("base_url", base_url)):
+        check_text(value, name)
+    if not isinstance(history, list):
+        raise InvalidEntry(
+            f"history must be a list of entries, got {type(history).__name__}", field="history"
+        )
+    for i, e in enumerate(history):
+        if not isinstance(e, dict) or e.get("role") not in ROLES or "content" not in e:
+            raise InvalidEntry(
+                f"history[{i}] must be an entry with role 'user' or 'assistant' and content",
+                field=f"history[{i}]",
+            )
+        content = e["content"]
+        if not isinstance(content, str | list) or (
+            isinstance(content, list) and not all(isinstance(p, dict) for p in content)
+        ):
+            raise InvalidEntry(
+                f"history[{i}].content must be a string or a list of part objects",
+                field=f"history[{i}].content",
+            )
+        why = problem(e, ENTRY_MAX_DEPTH)
+        if why is not None:
+            raise InvalidEntry(f"history[{i}] cannot be used: {why}", field=f"history[{i}]")
+    validate_entry(user_entry)
+
+
 def build_request(
     style: str,
     history: list[Entry],
@@ -53,6 +87,7 @@ def build_request(
     previous_response_id: str | None = None,
 ) -> WireRequest:
     """The request for ``history`` + the new ``user_entry`` in the wire format of ``style``."""
+    _check_inputs(style, history, user_entry, system_prompt, model, base_url)
     builder = BUILDERS.get(style)
     if builder is None:
         raise ProviderConfigError(
@@ -69,7 +104,7 @@ def build_request(
     }
     if previous_response_id:
         if style != "responses":
-            raise ValueError("previous_response_id is only meaningful for the 'responses' style")
+            raise InvalidValue("previous_response_id is only meaningful for the 'responses' style")
         # The server holds the transcript: only the unanswered trailing run is read, unaged.
         kwargs["previous_response_id"] = previous_response_id
         return builder(prepare_history_for_model(history), **kwargs)
