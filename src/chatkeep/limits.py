@@ -110,7 +110,7 @@ def problem(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
             continue
         for base in (bool, str, int, float, dict, list, tuple):  # subclasses: check as the base
             if isinstance(v, base):
-                push((base(v), depth, path))
+                push((base(v), depth, path))  # type: ignore[arg-type]
                 break
         else:
             return f"the value at {_where(path)} is not JSON-compatible ({t.__name__})"

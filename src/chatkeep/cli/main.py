@@ -35,6 +35,11 @@ EXIT_CODES: list[tuple[type[errors.ChatkeepError], int]] = [
 #: command runs, so `chatkeep --help` loads none of them (a test checks the help lines match).
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "chat": ("chat_cmds", "chat_cmd", "Send one message and stream the reply."),
+    "doctor": (
+        "doctor_cmd",
+        "doctor_cmd",
+        "Check the store: index and bodies, blob references, unreadable rows, file permissions.",
+    ),
     "edit": (
         "chat_cmds",
         "edit_cmd",

@@ -44,14 +44,18 @@ class PostgresBackend(Backend):
                 hint="pip install 'chatkeep[postgres]'",
             ) from exc
         self._psycopg = psycopg
+        self._url = url
+        self._conn = self._connect()
+        self.migrate()
+
+    def _connect(self) -> Any:
         try:
-            self._conn = psycopg.connect(url, autocommit=True, connect_timeout=10)
-        except psycopg.Error as exc:
+            return self._psycopg.connect(self._url, autocommit=True, connect_timeout=10)
+        except self._psycopg.Error as exc:
             raise StoreError(
                 f"cannot connect to PostgreSQL at {self.description}: {str(exc).strip()}",
                 hint="check that the server runs and the URL (host, port, database, user) is right",
             ) from exc
-        self.migrate()
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
         self._conn.execute(sql.replace("?", "%s"), tuple(params))  # type: ignore[arg-type]
@@ -60,6 +64,10 @@ class PostgresBackend(Backend):
         return self._conn.execute(sql.replace("?", "%s"), tuple(params)).fetchall()  # type: ignore[arg-type]
 
     def _begin(self, write: bool, profile: str) -> None:
+        if self._conn.broken or self._conn.closed:
+            # the server went away since the last transaction (restart, network cut):
+            # that transaction was rolled back by the server; start afresh on a new connection
+            self._conn = self._connect()
         if write:
             self._conn.execute("BEGIN")
             self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_key(profile),))
@@ -70,7 +78,8 @@ class PostgresBackend(Backend):
         self._conn.execute("COMMIT")
 
     def _rollback(self) -> None:
-        self._conn.execute("ROLLBACK")
+        if not (self._conn.broken or self._conn.closed):
+            self._conn.execute("ROLLBACK")
 
     def _close(self) -> None:
         self._conn.close()
@@ -79,7 +88,10 @@ class PostgresBackend(Backend):
         if isinstance(exc, self._psycopg.OperationalError):
             return StoreError(
                 f"PostgreSQL connection problem ({self.description}): {str(exc).strip()}",
-                hint="check that the server is running and reachable",
+                hint=(
+                    "check that the server is running and reachable; the unfinished write was "
+                    "rolled back and the next command reconnects"
+                ),
             )
         if isinstance(exc, self._psycopg.Error):
             return StoreError(f"PostgreSQL error: {str(exc).strip()}")

@@ -128,6 +128,19 @@ class Profile:
             replace=replace,
         )
 
+    def doctor(self, repair: bool = False) -> dict[str, Any]:
+        """Integrity check (``chatkeep doctor``): index ↔ bodies, blob references, unreadable
+        and over-limit rows, file permissions; ``repair=True`` fixes what is safe and moves
+        unreadable rows to ``quarantine_<n>`` keys. See :mod:`chatkeep.storage.doctor`."""
+        from .doctor import check
+
+        return check(
+            self._backend,
+            self.profile,
+            repair=bool(repair),
+            path=getattr(self._backend, "path", None),
+        )
+
     def stats(self) -> dict[str, Any]:
         """Counts and sizes: entries, archive, sessions, bytes stored, unseen image bytes,
         and the keys whose stored value could not be read."""

@@ -98,7 +98,7 @@ def needs_migration(raw: Any) -> bool:
     for r in raw:
         if not isinstance(r, dict):
             continue
-        sid = r.get("id")
+        sid: Any = r.get("id")
         if "history" in r or not _usable_id(sid) or sid in seen:
             return True
         seen.add(sid)
@@ -178,7 +178,8 @@ class Sessions:
             if not isinstance(r, dict):
                 continue
             row = dict(r)
-            old = row.get("id")
+            old: Any = row.get("id")
+            sid: str
             if _usable_id(old) and old not in seen:
                 sid = old
             else:

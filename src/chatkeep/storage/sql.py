@@ -105,13 +105,15 @@ class Tx:
         if not blobs:
             return
         hashes = list(blobs)
-        have = {
-            r[0]
-            for r in self.rows(
-                f"SELECT hash FROM ck_blobs WHERE profile=? AND hash IN ({self.marks(len(hashes))})",
-                hashes,
+        have: set[str] = set()
+        for chunk in _chunks(hashes):
+            have.update(
+                r[0]
+                for r in self.rows(
+                    f"SELECT hash FROM ck_blobs WHERE profile=? AND hash IN ({self.marks(len(chunk))})",
+                    chunk,
+                )
             )
-        }
         for h in hashes:
             if h not in have:
                 b = blobs[h]

@@ -12,6 +12,54 @@ from .backend import Backend
 
 BUSY_TIMEOUT_S = 60.0
 
+#: SQLite primary result codes → (what happened, a hint that is true for it).
+_SQLITE_CODES: dict[int, tuple[str, str]] = {
+    13: (
+        "the disk holding the store is full (or a file-size limit was reached)",
+        "free disk space, then run the command again; nothing was written",
+    ),
+    8: (
+        "the store is read-only",
+        "make the file and its directory writable by this user, then run the command again",
+    ),
+    10: (
+        "a disk I/O error happened while using the store",
+        "check the disk and free space, then run the command again; nothing was written",
+    ),
+    14: (
+        "the store's file cannot be opened",
+        "check that the file and its directory exist and are readable and writable",
+    ),
+    11: (
+        "the store's file is damaged",
+        "run `chatkeep doctor`, or restore a backup",
+    ),
+    26: (
+        "the file is not a chatkeep store (not an SQLite database)",
+        "pass the right --store, or move this file away",
+    ),
+}
+
+
+def store_files(path: str) -> list[str]:
+    """The database file and the WAL journal files beside it that exist."""
+    return [p for p in (path, path + "-wal", path + "-shm") if os.path.exists(p)]
+
+
+def tighten_permissions(path: str) -> list[str]:
+    """Make the store's files readable by their owner only (0600); returns the files changed.
+    Files of another user are left alone (chmod would fail)."""
+    changed = []
+    for p in store_files(path):
+        try:
+            st = os.stat(p)
+            if st.st_mode & 0o077 and st.st_uid == os.getuid():
+                os.chmod(p, 0o600)
+                changed.append(p)
+        except OSError:
+            continue
+    return changed
+
 
 class SQLiteBackend(Backend):
     dialect = "sqlite"
@@ -30,6 +78,8 @@ class SQLiteBackend(Backend):
                 if not os.path.exists(path):
                     fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
                     os.close(fd)
+                else:
+                    tighten_permissions(path)
             self._conn = sqlite3.connect(
                 path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
             )
@@ -95,6 +145,13 @@ class SQLiteBackend(Backend):
         self._conn.close()
 
     def translate(self, exc: BaseException) -> ChatkeepError | None:
+        code = getattr(exc, "sqlite_errorcode", None)
+        known = _SQLITE_CODES.get(code & 0xFF) if isinstance(code, int) else None
+        if isinstance(exc, sqlite3.Error) and known is not None:
+            what, hint = known
+            return StoreError(f"{what}: {self.path} ({exc})", hint=hint)
+        if isinstance(exc, OSError):
+            return StoreError(f"cannot use the store {self.path}: {exc}", hint=_SQLITE_CODES[10][1])
         if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
             return StoreError(
                 f"the store {self.path} stayed locked for more than {BUSY_TIMEOUT_S:.0f} s",

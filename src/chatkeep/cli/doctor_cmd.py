@@ -1,0 +1,42 @@
+"""``chatkeep doctor [--repair] [--json]``: the store's integrity check (SPEC §10).
+
+Exit 0 when the profile is healthy (after ``--repair``: when nothing is left to fix), 4 when
+problems remain. ``--repair`` fixes only what is safe: it never deletes user content, and
+unreadable rows go to ``quarantine_<n>`` keys (exported with the profile).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .context import pass_ctx
+from .output import echo_json
+
+#: Exit status when problems remain (the store-problem status of the other commands).
+PROBLEMS_EXIT = 4
+
+
+@click.command("doctor")
+@click.option("--repair", is_flag=True, help="Fix what is safe; quarantine unreadable rows.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (stable schema).")
+@pass_ctx
+def doctor_cmd(ctx, repair: bool, as_json: bool) -> None:  # noqa: ANN001
+    """Check the store: index and bodies, blob references, unreadable rows, file permissions."""
+    report = ctx.store().doctor(repair=repair)
+    if as_json:
+        echo_json(report)
+    else:
+        for p in report["problems"]:
+            mark = "fixed" if p["repaired"] else "found"
+            click.echo(f"{mark}  {p['kind']:<14} {p['where']}: {p['detail']}")
+        for key in report["quarantined"]:
+            click.echo(f"quarantined an unreadable row under {key}")
+        if report["healthy"]:
+            click.echo("healthy: no problems" + (" left" if report["problems"] else ""))
+        else:
+            hint = "" if repair else " (run `chatkeep doctor --repair` to fix what is safe)"
+            click.echo(f"{report['remaining']} problem(s) remain{hint}", err=True)
+    if not report["healthy"]:
+        sys.exit(PROBLEMS_EXIT)
