@@ -51,6 +51,14 @@ ATTACH_SNAPSHOTS_KEY = "attachSnapshots"
 ORIGINAL_PREFIX = "attachOriginal_"
 
 DEFAULT_MAX_TEXT_CHARS = 1_000_000
+#: Resource limits of attachments (SPEC §12); each can be raised with the setting named beside
+#: it (``store.local.set(name, n)``), which is read only by the attach operations.
+DEFAULT_MAX_SOURCE_BYTES = 50 * 1024 * 1024  # maxSourceBytes
+DEFAULT_MAX_IMAGE_PIXELS = 50_000_000  # maxImagePixels
+DEFAULT_MAX_PDF_PAGES = 2_000  # maxPdfPages
+MAX_SOURCE_BYTES_KEY = "maxSourceBytes"
+MAX_IMAGE_PIXELS_KEY = "maxImagePixels"
+MAX_PDF_PAGES_KEY = "maxPdfPages"
 DEFAULT_SUMMARIZE_THRESHOLD = 100_000
 TEXT_DIGEST_CAP = 100_000
 SESSION_NAME_MAX = 80

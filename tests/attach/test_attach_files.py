@@ -129,7 +129,7 @@ def test_oversized_file_refused_before_reading(tmp_path):
     path = tmp_path / "huge.txt"
     with path.open("wb") as fh:
         fh.truncate(200 * 1024 * 1024)
-    with pytest.raises(AttachError, match="209,715,200 bytes, over the 104,857,600-byte limit"):
+    with pytest.raises(AttachError, match="209,715,200 bytes, over the 52,428,800-byte limit"):
         extract_file(path)
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import io
 from pathlib import Path
 
+from ..constants import DEFAULT_MAX_IMAGE_PIXELS, DEFAULT_MAX_PDF_PAGES, MAX_SOURCE_BYTES_KEY
 from ..errors import AttachError
 from .images import extract_image_bytes
 from .pdf import extract_pdf_bytes
@@ -38,7 +39,14 @@ IMAGE_EXTENSIONS = (".png", ".jpg", ".jpeg", ".webp", ".gif")
 TRANSCRIPT_EXTENSIONS = (".vtt", ".srt")
 
 
+SIZE_HINT = (
+    f"attach a smaller file, or raise the limit with the setting {MAX_SOURCE_BYTES_KEY} "
+    f"(store.local.set('{MAX_SOURCE_BYTES_KEY}', N))"
+)
+
+
 def _read_limited(path: Path, max_bytes: int) -> bytes:
+    """The file's bytes, refused by size before reading and never read past ``max_bytes``."""
     try:
         st = path.stat()
     except FileNotFoundError:
@@ -52,7 +60,7 @@ def _read_limited(path: Path, max_bytes: int) -> bytes:
     if st.st_size > max_bytes:
         raise AttachError(
             f"{path.name} is {st.st_size:,} bytes, over the {max_bytes:,}-byte limit",
-            hint="attach a smaller file or raise the size limit",
+            hint=SIZE_HINT,
         )
     try:
         with path.open("rb") as fh:
@@ -68,7 +76,7 @@ def _read_limited(path: Path, max_bytes: int) -> bytes:
     if len(data) > max_bytes:  # the file grew after stat()
         raise AttachError(
             f"{path.name} is over the {max_bytes:,}-byte limit",
-            hint="attach a smaller file or raise the size limit",
+            hint=SIZE_HINT,
         )
     return data
 
@@ -98,6 +106,8 @@ def extract_file(
     *,
     max_bytes: int = DEFAULT_MAX_FILE_BYTES,
     max_chars: int = DEFAULT_MAX_CHARS,
+    max_pixels: int = DEFAULT_MAX_IMAGE_PIXELS,
+    max_pages: int = DEFAULT_MAX_PDF_PAGES,
 ) -> Extracted:
     """Extract one local file (HTML, Markdown, text, PDF or image)."""
     path = Path(path).expanduser()
@@ -118,9 +128,17 @@ def extract_file(
             decode_text(data), url=uri, fmt=TEXT_EXTENSIONS[ext], kind="file", max_chars=max_chars
         )
     if ext == ".pdf" or data[:1024].lstrip().startswith(b"%PDF-"):
-        return extract_pdf_bytes(data, name=name, url=uri, title=name, max_chars=max_chars)
+        return extract_pdf_bytes(
+            data,
+            name=name,
+            url=uri,
+            title=name,
+            max_chars=max_chars,
+            max_pixels=max_pixels,
+            max_pages=max_pages,
+        )
     if ext in IMAGE_EXTENSIONS or _looks_like_image(data):
-        return extract_image_bytes(data, name=name, url=uri)
+        return extract_image_bytes(data, name=name, url=uri, max_pixels=max_pixels)
     text = _as_text(data)
     if text is not None:
         return page_from_text(text, url=uri, fmt="text", kind="file", max_chars=max_chars)

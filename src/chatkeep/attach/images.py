@@ -1,7 +1,10 @@
 """Image files and pasted images → a screenshot-style :class:`Extracted`.
 
-- The bytes are validated by decoding them fully with Pillow; bytes that do not decode raise
-  :class:`~chatkeep.errors.AttachError`, whatever the file extension says.
+- The pixel count is read from the header first: an image over ``max_pixels`` (default
+  50 megapixels, setting ``maxImagePixels``) raises :class:`~chatkeep.errors.AttachError`
+  before anything is decoded, so no image costs more memory than that bound.
+- The bytes are then validated by decoding them fully with Pillow; bytes that do not decode
+  raise :class:`~chatkeep.errors.AttachError`, whatever the file extension says.
 - PNG, JPEG, WebP and GIF keep their original bytes (every pixel is kept); any other format
   Pillow can open (BMP, TIFF, ICO, …) is re-encoded losslessly as PNG.
 - The result is ``Extracted(kind="image", text="Screenshot: <name> (<w>×<h>)",
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import io
 
+from ..constants import DEFAULT_MAX_IMAGE_PIXELS, MAX_IMAGE_PIXELS_KEY
 from ..errors import AttachError
 from .sources import Extracted, data_url
 
@@ -23,13 +27,29 @@ __all__ = ["KEPT_FORMATS", "extract_image_bytes", "image_to_data_url", "pil_to_d
 KEPT_FORMATS = {"PNG": "png", "JPEG": "jpeg", "MPO": "jpeg", "WEBP": "webp", "GIF": "gif"}
 
 
-def _open_checked(data: bytes, name: str):
-    """Open and fully decode ``data`` with Pillow; AttachError when it is not an image."""
+def too_many_pixels(name: str, size: tuple[int, int], max_pixels: int) -> AttachError:
+    w, h = size
+    return AttachError(
+        f"{name} is {w}×{h} = {w * h / 1e6:.1f} megapixels, over the "
+        f"{max_pixels / 1e6:g}-megapixel limit",
+        hint=(
+            f"attach a smaller image, or raise the limit with the setting {MAX_IMAGE_PIXELS_KEY} "
+            f"(store.local.set('{MAX_IMAGE_PIXELS_KEY}', N))"
+        ),
+    )
+
+
+def _open_checked(data: bytes, name: str, max_pixels: int = DEFAULT_MAX_IMAGE_PIXELS):
+    """Open and fully decode ``data`` with Pillow; AttachError when it is not an image or
+    when its header declares more than ``max_pixels`` pixels (checked before decoding)."""
     # Pillow is imported lazily: importing chatkeep must not load imaging libraries.
     from PIL import Image, UnidentifiedImageError
 
     try:
         with Image.open(io.BytesIO(data)) as probe:
+            w, h = probe.size
+            if w * h > max_pixels:
+                raise too_many_pixels(name, (w, h), max_pixels)
             probe.verify()
         img = Image.open(io.BytesIO(data))
         img.load()
@@ -58,12 +78,14 @@ def pil_to_data_url(img) -> str:
     return data_url(buf.getvalue(), "image/png")
 
 
-def image_to_data_url(data: bytes, name: str = "image") -> tuple[str, str, tuple[int, int]]:
+def image_to_data_url(
+    data: bytes, name: str = "image", max_pixels: int = DEFAULT_MAX_IMAGE_PIXELS
+) -> tuple[str, str, tuple[int, int]]:
     """Validate ``data`` and return ``(data_url, fmt, (width, height))``.
 
     ``fmt`` is ``png``/``jpeg``/``webp``/``gif`` for formats kept as they are, else ``png``.
     """
-    img = _open_checked(data, name)
+    img = _open_checked(data, name, max_pixels)
     try:
         size = img.size
         kept = KEPT_FORMATS.get(img.format or "")
@@ -74,11 +96,17 @@ def image_to_data_url(data: bytes, name: str = "image") -> tuple[str, str, tuple
         img.close()
 
 
-def extract_image_bytes(data: bytes, *, name: str = "pasted image", url: str = "") -> Extracted:
+def extract_image_bytes(
+    data: bytes,
+    *,
+    name: str = "pasted image",
+    url: str = "",
+    max_pixels: int = DEFAULT_MAX_IMAGE_PIXELS,
+) -> Extracted:
     """A screenshot-style result for one image (a file's bytes or a pasted image)."""
     if not data:
         raise AttachError(f"{name} is empty", hint="attach a non-empty image file")
-    url_, fmt, (w, h) = image_to_data_url(data, name)
+    url_, fmt, (w, h) = image_to_data_url(data, name, max_pixels)
     return Extracted(
         kind="image",
         title=name,

@@ -34,6 +34,7 @@ import hashlib
 import io
 import re
 
+from ..constants import DEFAULT_MAX_IMAGE_PIXELS, DEFAULT_MAX_PDF_PAGES, MAX_PDF_PAGES_KEY
 from ..errors import AttachError
 from .images import pil_to_data_url
 from .sources import DEFAULT_MAX_CHARS, Extracted, cap_text, data_url
@@ -143,8 +144,11 @@ def _draw_order(page, reader) -> dict[str, object]:
     return order
 
 
-def _page_images(page, reader) -> list[tuple[object, object]]:
-    """``(ImageFile, XObject or None)`` of the page's decodable images, in draw order."""
+def _page_images(
+    page, reader, max_pixels: int = DEFAULT_MAX_IMAGE_PIXELS
+) -> list[tuple[object, object]]:
+    """``(ImageFile, XObject or None)`` of the page's decodable images, in draw order; images
+    declaring more than ``max_pixels`` are skipped before pypdf decodes them."""
     try:
         images = page.images
         keys = list(images.keys())
@@ -158,6 +162,8 @@ def _page_images(page, reader) -> list[tuple[object, object]]:
     ordered = [n for n in drawn if n in by_name] + [n for n in by_name if n not in drawn]
     out = []
     for name in ordered:
+        if _declared_pixels(drawn.get(name)) > max_pixels:
+            continue
         try:
             out.append((images[by_name[name]], drawn.get(name)))
         except Exception:  # unsupported filter / undecodable stream: skip the figure
@@ -178,6 +184,15 @@ def _raw_jpeg(xobj) -> bytes | None:
     except Exception:
         return None
     return bytes(data) if data[:2] == b"\xff\xd8" else None
+
+
+def _declared_pixels(xobj) -> int:
+    """Width × height an image XObject declares (0 when it does not say)."""
+    try:
+        w, h = int(xobj.get("/Width", 0)), int(xobj.get("/Height", 0))
+    except (TypeError, ValueError, AttributeError):
+        return 0
+    return max(0, w) * max(0, h)
 
 
 def _figure_data_url(image_file, xobj) -> str | None:
@@ -251,9 +266,22 @@ def extract_pdf_bytes(
     title: str = "",
     max_chars: int = DEFAULT_MAX_CHARS,
     max_figures: int = DEFAULT_MAX_FIGURES,
+    max_pixels: int = DEFAULT_MAX_IMAGE_PIXELS,
+    max_pages: int = DEFAULT_MAX_PDF_PAGES,
 ) -> Extracted:
-    """Extract one PDF. ``title`` is used when the PDF's metadata has none (default ``name``)."""
+    """Extract one PDF. ``title`` is used when the PDF's metadata has none (default ``name``).
+
+    A PDF of more than ``max_pages`` pages raises :class:`AttachError` before any page is
+    read; embedded images whose declared size is over ``max_pixels`` are skipped undecoded."""
     reader = _open_reader(data, name)
+    if len(reader.pages) > max_pages:
+        raise AttachError(
+            f"{name} has {len(reader.pages):,} pages, over the {max_pages:,}-page limit",
+            hint=(
+                f"attach the pages you need as a smaller PDF, or raise the limit with the setting "
+                f"{MAX_PDF_PAGES_KEY} (store.local.set('{MAX_PDF_PAGES_KEY}', N))"
+            ),
+        )
     pages: list[str] = []
     images: list[str] = []
     captions: list[str] = []
@@ -267,7 +295,7 @@ def extract_pdf_bytes(
         if len(images) >= max_figures:
             continue
         found: list[str] = []
-        for image_file, xobj in _page_images(page, reader):
+        for image_file, xobj in _page_images(page, reader, max_pixels):
             url_ = _figure_data_url(image_file, xobj)
             if url_ is None:
                 continue

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..constants import DEFAULT_MAX_TEXT_CHARS
+from ..constants import DEFAULT_MAX_SOURCE_BYTES, DEFAULT_MAX_TEXT_CHARS
 
 __all__ = [
     "DEFAULT_MAX_CHARS",
@@ -41,7 +41,7 @@ __all__ = [
 
 DEFAULT_MAX_CHARS = DEFAULT_MAX_TEXT_CHARS
 DEFAULT_MAX_FETCH_BYTES = 20 * 1024 * 1024
-DEFAULT_MAX_FILE_BYTES = 100 * 1024 * 1024
+DEFAULT_MAX_FILE_BYTES = DEFAULT_MAX_SOURCE_BYTES
 DEFAULT_TIMEOUT = 15.0
 
 KINDS = ("page", "file", "pdf", "image", "video")

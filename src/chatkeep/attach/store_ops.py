@@ -44,7 +44,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..constants import DEFAULT_MAX_TEXT_CHARS, DEFAULT_SUMMARIZE_THRESHOLD
+from ..constants import (
+    DEFAULT_MAX_IMAGE_PIXELS,
+    DEFAULT_MAX_PDF_PAGES,
+    DEFAULT_MAX_SOURCE_BYTES,
+    DEFAULT_MAX_TEXT_CHARS,
+    DEFAULT_SUMMARIZE_THRESHOLD,
+    MAX_IMAGE_PIXELS_KEY,
+    MAX_PDF_PAGES_KEY,
+    MAX_SOURCE_BYTES_KEY,
+)
 from ..conversation.lifecycle import bound_unseen_image_bytes
 from ..dataurl import decode as decode_data_url
 from ..errors import AttachError, UndecodableImage
@@ -234,6 +243,23 @@ def _store_extracted(
 # --------------------------------------------------------------------------- public functions
 
 
+def resource_limits(store: Profile) -> dict[str, int]:
+    """The attachment limits of §12 for this store: a positive integer setting wins over the
+    built-in default (``maxSourceBytes`` 50 MB, ``maxImagePixels`` 50 MP, ``maxPdfPages``)."""
+    keys = {
+        "max_bytes": (MAX_SOURCE_BYTES_KEY, DEFAULT_MAX_SOURCE_BYTES),
+        "max_pixels": (MAX_IMAGE_PIXELS_KEY, DEFAULT_MAX_IMAGE_PIXELS),
+        "max_pages": (MAX_PDF_PAGES_KEY, DEFAULT_MAX_PDF_PAGES),
+    }
+    stored = store.local.get([k for k, _d in keys.values()])
+    out = {}
+    for name, (key, default) in keys.items():
+        v = stored.get(key)
+        ok = isinstance(v, int) and not isinstance(v, bool) and v > 0
+        out[name] = v if ok else default
+    return out
+
+
 def attach_url(
     store: Profile,
     url: str,
@@ -265,15 +291,24 @@ def attach_file(
     title: str | None = None,
     mode: str | None = None,
     summarize: Summarizer | None = None,
-    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    max_bytes: int | None = None,
     image_budget: int = DEFAULT_UNSEEN_BUDGET,
 ) -> AttachResult:
-    """Attach a local HTML, Markdown, text, PDF or image file."""
+    """Attach a local HTML, Markdown, text, PDF or image file (within the size, pixel and page
+    limits: ``max_bytes`` or the setting ``maxSourceBytes``, ``maxImagePixels``, ``maxPdfPages``)."""
     from .files import extract_file
 
+    limits = resource_limits(store)
+    cap_bytes = max_bytes if max_bytes is not None else limits["max_bytes"]
     return _store_extracted(
         store,
-        lambda cap: extract_file(path, max_bytes=max_bytes, max_chars=cap),
+        lambda cap: extract_file(
+            path,
+            max_bytes=cap_bytes,
+            max_chars=cap,
+            max_pixels=limits["max_pixels"],
+            max_pages=limits["max_pages"],
+        ),
         title=title,
         mode=mode,
         summarize=summarize,
@@ -347,7 +382,7 @@ def attach_image(
     title: str | None = None,
     mode: str | None = None,
     summarize: Summarizer | None = None,
-    max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+    max_bytes: int | None = None,
     image_budget: int = DEFAULT_UNSEEN_BUDGET,
 ) -> AttachResult:
     """Attach one image as a screenshot-style entry ``[text, image]``.
@@ -358,9 +393,12 @@ def attach_image(
     """
     from .images import extract_image_bytes
 
+    limits = resource_limits(store)
+    cap_bytes = max_bytes if max_bytes is not None else limits["max_bytes"]
+
     def extract(_cap: int) -> Extracted:
-        data, label, url = _image_source(data_or_path, name, max_bytes)
-        return extract_image_bytes(data, name=label, url=url)
+        data, label, url = _image_source(data_or_path, name, cap_bytes)
+        return extract_image_bytes(data, name=label, url=url, max_pixels=limits["max_pixels"])
 
     return _store_extracted(
         store,

@@ -8,7 +8,12 @@ Contract of :func:`downscale_data_url`:
   string) when its decoded bytes are at most 64 KiB or it is already a JPEG, so a thumbnail is
   never re-encoded and a second pass over the same history changes nothing;
 - an image that cannot be decoded raises :class:`UndecodableImage` (a chatkeep error); the
-  caller turns the entry into label placeholders instead.
+  caller turns the entry into label placeholders instead;
+- memory is bounded: the pixel count is read from the header first, and an image over
+  ``max_pixels`` (default 50 megapixels) is never decoded whole — a JPEG is decoded at a reduced
+  scale (``draft``), anything else comes back unchanged (the same string), so a huge stored
+  image costs a header read, not a full decode, on every pass. Decoded images are reduced by an
+  integer factor (``reduce``) before any colour conversion or resampling.
 
 Pillow is imported inside the function so that ``import chatkeep`` stays free of imaging code.
 """
@@ -16,7 +21,9 @@ Pillow is imported inside the function so that ``import chatkeep`` stays free of
 from __future__ import annotations
 
 import io
+from typing import Any
 
+from ..constants import DEFAULT_MAX_IMAGE_PIXELS
 from ..dataurl import decode as decode_data_url
 from ..dataurl import encode as encode_data_url
 from ..errors import UndecodableImage
@@ -35,7 +42,9 @@ THUMBNAIL_QUALITY = 82
 SMALL_IMAGE_BYTES = 64 * 1024
 
 
-def downscale_data_url(url: str, max_edge: int = THUMBNAIL_MAX_EDGE) -> str:
+def downscale_data_url(
+    url: str, max_edge: int = THUMBNAIL_MAX_EDGE, *, max_pixels: int = DEFAULT_MAX_IMAGE_PIXELS
+) -> str:
     """A JPEG thumbnail data URL of ``url`` whose longer edge is ``<= max_edge`` (see module doc)."""
     _mime, raw = decode_data_url(url)
     # Imaging is heavy and only needed here: imported lazily.
@@ -51,8 +60,15 @@ def downscale_data_url(url: str, max_edge: int = THUMBNAIL_MAX_EDGE) -> str:
             if fmt == "JPEG":
                 # Let the JPEG decoder skip most of the work for big photos.
                 img.draft("RGB", (max_edge, max_edge))
+            if img.size[0] * img.size[1] > max_pixels:
+                return url  # decoding it whole would take unbounded memory: keep it as it is
             img.load()
-            frame = _flatten_on_white(img)
+            decoded: Any = img
+            factor = max(1, max(img.size) // (2 * max_edge))
+            if factor > 1:
+                base = img if img.mode in _REDUCIBLE else img.convert("RGBA")
+                decoded = base.reduce(factor)
+            frame = _flatten_on_white(decoded)
     except (
         UnidentifiedImageError,
         OSError,
@@ -70,6 +86,9 @@ def downscale_data_url(url: str, max_edge: int = THUMBNAIL_MAX_EDGE) -> str:
     out = io.BytesIO()
     frame.save(out, format="JPEG", quality=THUMBNAIL_QUALITY, optimize=True)
     return encode_data_url(out.getvalue(), "image/jpeg")
+
+
+_REDUCIBLE = ("L", "LA", "RGB", "RGBA", "RGBa", "La", "I", "F", "CMYK")
 
 
 def _flatten_on_white(img):  # type: ignore[no-untyped-def]
