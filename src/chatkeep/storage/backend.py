@@ -130,7 +130,15 @@ class Backend(ABC):
         return mapped if mapped is not None else exc
 
     def migrate(self) -> None:
-        """Apply the named migrations not applied yet, each with its bookkeeping row."""
+        """Apply the named migrations not applied yet, each with its bookkeeping row. A store
+        that has them all is only read (so a read-only store still opens and reads)."""
+        try:
+            with self.transaction("", write=False) as tx:
+                done = {r[0] for r in tx._b.query("SELECT name FROM ck_migrations")}
+            if all(name in done for name, _ in MIGRATIONS):
+                return
+        except StoreError:
+            pass  # no bookkeeping table yet: a new store
         with self.transaction("", write=True) as tx:
             tx._b.execute(
                 "CREATE TABLE IF NOT EXISTS ck_migrations (name TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)"

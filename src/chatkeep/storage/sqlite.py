@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import stat
 from collections.abc import Sequence
 from typing import Any
 
@@ -47,14 +48,16 @@ def store_files(path: str) -> list[str]:
 
 
 def tighten_permissions(path: str) -> list[str]:
-    """Make the store's files readable by their owner only (0600); returns the files changed.
+    """Make the store's files readable by their owner only (group and other bits removed);
+    returns the files changed.
     Files of another user are left alone (chmod would fail)."""
     changed = []
     for p in store_files(path):
         try:
             st = os.stat(p)
             if st.st_mode & 0o077 and st.st_uid == os.getuid():
-                os.chmod(p, 0o600)
+                os.chmod(p, stat.S_IMODE(st.st_mode) & 0o700)  # owner bits kept (a read-only
+                # store stays read-only)
                 changed.append(p)
         except OSError:
             continue
@@ -98,6 +101,11 @@ class SQLiteBackend(Backend):
     def _use_trigram_index(self) -> None:
         """Keep session digests in an FTS5 trigram table when this SQLite has FTS5 (it
         answers substring LIKE queries from the index); otherwise the plain table is used."""
+        with self.transaction("", write=False):
+            have = self.query("SELECT name FROM sqlite_master WHERE name='ck_session_fts'")
+        if have:
+            self.digest_table = "ck_session_fts"
+            return
         with self.transaction("", write=True):
             have = self.query("SELECT name FROM sqlite_master WHERE name='ck_session_fts'")
             if not have:
