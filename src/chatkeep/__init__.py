@@ -90,6 +90,7 @@ _LAZY: dict[str, str] = {
     "redact_text": ".rules.redact",
     "redact_url": ".rules.redact",
     "request_stats": ".rules.accounting",
+    "save_unsaved_reply": ".conversation.unsaved",
     "serialize": ".rules.wire",
     "stamp_images_seen": ".rules.images",
     "stub_oversized_attachments": ".rules.context",
@@ -123,6 +124,7 @@ if TYPE_CHECKING:
         summarize_attachment,
         summarize_in_background,
     )
+    from .conversation.unsaved import save_unsaved_reply
     from .dataurl import (
         data_url_mime,
         decode_data_url,
@@ -273,6 +275,7 @@ __all__ = [
     "redact_text",
     "redact_url",
     "request_stats",
+    "save_unsaved_reply",
     "serialize",
     "stamp_images_seen",
     "stub_oversized_attachments",

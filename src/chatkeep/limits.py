@@ -198,10 +198,14 @@ def parse_json(
             parse_constant=_parse_constant,
         )
     except RecursionError:
-        raise InvalidValue(f"{what} nests deeper than {max_depth} levels", hint=hint) from None
+        raise InvalidValue(
+            f"cannot read {what} as JSON: it nests deeper than {max_depth} levels", hint=hint
+        ) from None
     except UnicodeDecodeError as exc:
-        raise InvalidValue(f"{what} is not UTF-8 text: {exc}", hint=hint) from None
+        raise InvalidValue(
+            f"cannot read {what} as JSON: not UTF-8 text ({exc})", hint=hint
+        ) from None
     except ValueError as exc:  # JSONDecodeError and the parse_* limits
-        raise InvalidValue(f"{what} is not usable JSON: {exc}", hint=hint) from None
+        raise InvalidValue(f"cannot read {what} as JSON: {exc}", hint=hint) from None
     check_value(value, what, max_depth)
     return value

@@ -66,6 +66,7 @@ from .chain import remember_response
 from .landing import ARCHIVED_NOTICE, land
 from .planner import LAST_REQUEST_KEY, RequestPlan, plan_request, remember_request
 from .turn import Reply, build_user_entry, entry_images, system_prompt
+from .unsaved import finish_or_keep
 
 if TYPE_CHECKING:
     from ..storage.profile import Profile
@@ -329,7 +330,8 @@ class Chat:
         finally:
             with self._lock:
                 self._cancels.discard(cancel)
-        return self._finish(turn, outcome, start_session, warnings, notify, discard_partial)
+        args = (turn, outcome, start_session, warnings, notify, discard_partial)
+        return finish_or_keep(self, self._finish, args)  # a failed landing keeps the reply
 
     def _finish(
         self,
