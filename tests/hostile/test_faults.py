@@ -20,9 +20,9 @@ import pytest
 
 import chatkeep
 from chatkeep import StoreError
-from support.provider_server import Text, provider_server  # noqa: F401
 from conftest import PG_URL, require_pg
 from hostile.tcp_proxy import CuttableProxy
+from support.provider_server import Text, provider_server  # noqa: F401
 
 PY = sys.executable
 IS_ROOT = os.geteuid() == 0
