@@ -22,6 +22,7 @@ Heavy libraries are imported only by the extractor a file needs.
 from __future__ import annotations
 
 import io
+import stat
 from pathlib import Path
 
 from ..constants import DEFAULT_MAX_IMAGE_PIXELS, DEFAULT_MAX_PDF_PAGES, MAX_SOURCE_BYTES_KEY
@@ -51,12 +52,20 @@ def _read_limited(path: Path, max_bytes: int) -> bytes:
         st = path.stat()
     except FileNotFoundError:
         raise AttachError(f"no such file: {path}", hint="check the path and try again") from None
+    except ValueError as exc:  # a NUL in the path
+        raise AttachError(
+            f"unusable file name {str(path)!r}: {exc}", hint="check the path"
+        ) from None
     except OSError as exc:
         raise AttachError(
             f"cannot open {path}: {exc.strerror or exc}", hint="check the path"
         ) from None
     if path.is_dir():
         raise AttachError(f"{path} is a directory", hint="attach the files inside it one by one")
+    if not stat.S_ISREG(st.st_mode):  # a FIFO, socket or device would block or never end
+        raise AttachError(
+            f"{path} is not a regular file", hint="attach a saved file, not a device or pipe"
+        )
     if st.st_size > max_bytes:
         raise AttachError(
             f"{path.name} is {st.st_size:,} bytes, over the {max_bytes:,}-byte limit",
@@ -88,6 +97,8 @@ def _looks_like_image(data: bytes) -> bool:
     try:
         with Image.open(io.BytesIO(data)):
             return True
+    except Image.DecompressionBombError:
+        return True  # an image, too big: the image path refuses it with the pixel limit
     except (UnidentifiedImageError, OSError, ValueError, SyntaxError):
         return False
 
@@ -110,6 +121,8 @@ def extract_file(
     max_pages: int = DEFAULT_MAX_PDF_PAGES,
 ) -> Extracted:
     """Extract one local file (HTML, Markdown, text, PDF or image)."""
+    if not isinstance(path, str | Path):
+        raise AttachError(f"a file path must be a string, got {type(path).__name__}")
     path = Path(path).expanduser()
     ext = path.suffix.lower()
     if ext in TRANSCRIPT_EXTENSIONS:

@@ -53,7 +53,12 @@ def _open_checked(data: bytes, name: str, max_pixels: int = DEFAULT_MAX_IMAGE_PI
             probe.verify()
         img = Image.open(io.BytesIO(data))
         img.load()
-    except (UnidentifiedImageError, Image.DecompressionBombError) as exc:
+    except Image.DecompressionBombError as exc:  # Pillow refused the header's size itself
+        raise AttachError(
+            f"{name} declares more pixels than the {max_pixels / 1e6:g}-megapixel limit ({exc})",
+            hint=too_many_pixels(name, (0, 0), max_pixels).hint,
+        ) from None
+    except UnidentifiedImageError as exc:
         raise AttachError(
             f"{name} is not a readable image ({exc.__class__.__name__})",
             hint="attach a PNG, JPEG, WebP or GIF file",

@@ -276,6 +276,8 @@ class Sessions:
         return _light(row)
 
     def save(self, name: str | None = None) -> Row | None:
+        if name is not None:
+            check_text(name, "the session name")
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
             live = self._history.entries_in(tx)
