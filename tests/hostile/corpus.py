@@ -135,7 +135,10 @@ case("svg_billion_laughs", "attach")(
         d,
         "lol.svg",
         '<?xml version="1.0"?><!DOCTYPE l [<!ENTITY a "aaaaaaaaaa">'
-        + "".join(f'<!ENTITY {c} "{("&" + p + ";") * 10}">' for p, c in zip("abcdefgh", "bcdefghi"))
+        + "".join(
+            f'<!ENTITY {c} "{("&" + p + ";") * 10}">'
+            for p, c in zip("abcdefgh", "bcdefghi", strict=True)
+        )
         + ']><svg xmlns="http://www.w3.org/2000/svg"><text>&i;</text></svg>',
     )
 )
