@@ -88,7 +88,7 @@ def encode(
     blobs: dict[str, Blob] = {}
     text_min = TEXT_BLOB_MIN_CHARS if text_blobs else None
 
-    def walk(v: Any) -> Any:
+    def leaf(v: Any) -> Any:
         if isinstance(v, str):
             if v.startswith("\x00"):
                 return "\x00" + v
@@ -98,19 +98,33 @@ def encode(
                 blob = blob_for(v)
                 blobs.setdefault(blob.hash, blob)
                 return MARK + blob.hash
-            return v
-        if isinstance(v, dict):
-            out = {}
-            for k, item in v.items():
-                if not isinstance(k, str):
-                    raise InvalidValue(f"object keys must be strings, got {k!r}")
-                out[k] = walk(item)
-            return out
-        if isinstance(v, list | tuple):
-            return [walk(item) for item in v]
         return v
 
-    return dumps(walk(value)), blobs
+    def fresh(v: Any) -> Any:
+        return {} if isinstance(v, dict) else [] if isinstance(v, list | tuple) else None
+
+    # an iterative copy (no recursion): containers are created, then filled from a stack
+    root = fresh(value)
+    if root is None:
+        return dumps(leaf(value)), blobs
+    stack: list[tuple[Any, Any]] = [(value, root)]
+    while stack:
+        src, dst = stack.pop()
+        if isinstance(src, dict):
+            for k, item in src.items():
+                if not isinstance(k, str):
+                    raise InvalidValue(f"object keys must be strings, got {k!r}")
+                child = fresh(item)
+                dst[k] = leaf(item) if child is None else child
+                if child is not None:
+                    stack.append((item, child))
+        else:
+            for item in src:
+                child = fresh(item)
+                dst.append(leaf(item) if child is None else child)
+                if child is not None:
+                    stack.append((item, child))
+    return dumps(root), blobs
 
 
 def blob_hashes(text: str) -> set[str]:
