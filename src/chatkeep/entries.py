@@ -10,7 +10,7 @@ from typing import Any
 
 from .constants import ATTACHMENT_PREFIXES
 from .dataurl import is_image_data_url, mime_of
-from .errors import InvalidEntry
+from .errors import InvalidEntry, InvalidValue
 from .limits import ENTRY_MAX_DEPTH, problem
 
 Entry = dict[str, Any]
@@ -198,6 +198,20 @@ def validate_entry(entry: Any, index: int | None = None) -> None:
         and isinstance(prov.get("model"), str)
     ):
         raise InvalidEntry(f"{where}.provider must be {{name: str, model: str}}", field="provider")
+
+
+def require_entry_list(value: Any, what: str = "history") -> list[Any]:
+    """The lenient shape every rule reads: a list of entry objects (``InvalidEntry`` else).
+    Readers accept any part shapes; this only keeps a wrong type from becoming a raw error."""
+    if not isinstance(value, list) or not all(isinstance(e, dict) for e in value):
+        raise InvalidEntry(f"{what} must be a list of entry objects", field=what)
+    return value
+
+
+def require_list(value: Any, what: str, item: type | tuple[type, ...]) -> None:
+    """A list (or tuple) whose items are all of type ``item`` (``InvalidValue`` else)."""
+    if not isinstance(value, list | tuple) or not all(isinstance(v, item) for v in value):
+        raise InvalidValue(f"{what} must be a list of {getattr(item, '__name__', 'values')}s")
 
 
 def validate_entries(entries: Any) -> None:

@@ -188,6 +188,8 @@ def parse_json(
         f"JSON values nest at most {MAX_DEPTH} levels and hold 64-bit integers, finite numbers "
         "and valid Unicode"
     )
+    if not isinstance(text, str | bytes | bytearray):
+        raise InvalidValue(f"{what} must be text or bytes, got {type(text).__name__}", hint=hint)
     try:
         if isinstance(text, bytes | bytearray):
             text = bytes(text).decode("utf-8-sig")

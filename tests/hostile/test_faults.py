@@ -14,17 +14,18 @@ import textwrap
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import pytest
 
 import chatkeep
 from chatkeep import StoreError
-from conftest import PG_URL, require_pg
 from hostile.tcp_proxy import CuttableProxy
 from support.provider_server import Text, provider_server  # noqa: F401
 
 PY = sys.executable
+PG_URL = os.environ.get("CHATKEEP_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 IS_ROOT = os.geteuid() == 0
 
 
@@ -173,8 +174,8 @@ def _via(proxy: CuttableProxy) -> str:
 
 
 @pytest.fixture
-def pg_proxy() -> Iterator[CuttableProxy]:
-    require_pg()
+def pg_proxy(pg_spec: Any) -> Iterator[CuttableProxy]:
+    """A cuttable proxy in front of the test server (``pg_spec`` skips or fails without it)."""
     parts = urlsplit(PG_URL)
     proxy = CuttableProxy((parts.hostname or "127.0.0.1", parts.port or 5432))
     try:

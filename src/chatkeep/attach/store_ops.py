@@ -45,14 +45,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..constants import (
-    DEFAULT_MAX_IMAGE_PIXELS,
-    DEFAULT_MAX_PDF_PAGES,
-    DEFAULT_MAX_SOURCE_BYTES,
     DEFAULT_MAX_TEXT_CHARS,
     DEFAULT_SUMMARIZE_THRESHOLD,
-    MAX_IMAGE_PIXELS_KEY,
-    MAX_PDF_PAGES_KEY,
-    MAX_SOURCE_BYTES_KEY,
 )
 from ..conversation.lifecycle import bound_unseen_image_bytes
 from ..dataurl import decode as decode_data_url
@@ -61,6 +55,8 @@ from ..rules.context import build_page_context_text
 from ..rules.images import DEFAULT_UNSEEN_BUDGET, image_part, interleave_image_parts
 from ..rules.redact import redact_url
 from . import tracker
+from .caps import require_text as _require_text
+from .caps import resource_limits
 from .sources import DEFAULT_MAX_FETCH_BYTES, DEFAULT_MAX_FILE_BYTES, DEFAULT_TIMEOUT, Extracted
 
 if TYPE_CHECKING:
@@ -243,23 +239,6 @@ def _store_extracted(
 # --------------------------------------------------------------------------- public functions
 
 
-def resource_limits(store: Profile) -> dict[str, int]:
-    """The attachment limits of §12 for this store: a positive integer setting wins over the
-    built-in default (``maxSourceBytes`` 50 MB, ``maxImagePixels`` 50 MP, ``maxPdfPages``)."""
-    keys = {
-        "max_bytes": (MAX_SOURCE_BYTES_KEY, DEFAULT_MAX_SOURCE_BYTES),
-        "max_pixels": (MAX_IMAGE_PIXELS_KEY, DEFAULT_MAX_IMAGE_PIXELS),
-        "max_pages": (MAX_PDF_PAGES_KEY, DEFAULT_MAX_PDF_PAGES),
-    }
-    stored = store.local.get([k for k, _d in keys.values()])
-    out = {}
-    for name, (key, default) in keys.items():
-        v = stored.get(key)
-        ok = isinstance(v, int) and not isinstance(v, bool) and v > 0
-        out[name] = v if ok else default
-    return out
-
-
 def attach_url(
     store: Profile,
     url: str,
@@ -272,6 +251,7 @@ def attach_url(
     image_budget: int = DEFAULT_UNSEEN_BUDGET,
 ) -> AttachResult:
     """Fetch a web page (or a PDF/text served by URL) and attach it."""
+    _require_text(url, "the URL")
     from .web import extract_url
 
     return _store_extracted(
@@ -327,6 +307,9 @@ def attach_video(
     max_bytes: int = DEFAULT_MAX_FILE_BYTES,
 ) -> AttachResult:
     """Attach a video transcript (WebVTT/SRT) for ``url``; the entry carries ``videoSrc``."""
+    _require_text(url, "the video URL")
+    if not isinstance(transcript_path, str | Path):
+        raise AttachError("the transcript must be a file path")
     from .video import extract_video
 
     return _store_extracted(
@@ -361,6 +344,12 @@ def _image_source(
         url = ""
     else:
         from .files import _read_limited  # one size check for every local file
+
+        if not isinstance(data_or_path, str | Path):
+            raise AttachError(
+                "an image is bytes, a data:image/… URL or a file path, "
+                f"not {type(data_or_path).__name__}"
+            )
 
         path = Path(data_or_path).expanduser()
         data = _read_limited(path, max_bytes)

@@ -29,8 +29,12 @@ from ..entries import (
     image_part_url,
     is_attachment,
     is_image_part,
+    require_entry_list,
+    require_list,
     text_length,
 )
+from ..errors import InvalidValue
+from ..limits import check_text
 from .redact import redact_text, redact_url
 
 __all__ = [
@@ -72,6 +76,10 @@ def build_page_context_text(
 
     ``URL:`` and ``Title:`` lines are left out when ``meta`` has no value for them.
     """
+    if not isinstance(meta, dict):
+        raise InvalidValue(f"meta must be an object, got {type(meta).__name__}")
+    for what, v in (("text", text), ("mode", mode)):
+        check_text(v, what)
     lines = [PAGE_CONTEXT_PREFIX]
     url = _one_line(meta.get("url"))
     if url:
@@ -131,6 +139,7 @@ def age_stale_attachments(
     min_chars: int = 8000,
 ) -> list[Entry]:
     """Cold attachments become :func:`aged_stub` strings; the same list when nothing aged."""
+    require_entry_list(history)
     attachments = [i for i, e in enumerate(history) if is_attachment(e)]
     if len(attachments) < 2:
         return history
@@ -161,6 +170,7 @@ def stub_oversized_attachments(
     Returns ``(history, changed)`` where ``changed`` lists ``{index, attachId, content}`` and
     ``history`` is the input list itself when nothing changed.
     """
+    require_entry_list(history)
     out: list[Entry] | None = None
     changed: list[dict[str, Any]] = []
     for i, entry in enumerate(history):
@@ -183,6 +193,9 @@ def build_agent_turn(
     reply, oldest first) is sent with the new user text; images are the fresh pasted ones first,
     then the run's images in order.
     """
+    require_entry_list(history)
+    check_text(user_text, "the user text")
+    require_list(images, "images", (str, dict))
     run: list[Entry] = []
     for entry in reversed(history):
         if not is_attachment(entry):

@@ -21,8 +21,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ..entries import Entry, has_image_parts, image_part_url, is_image_part
+from ..entries import (
+    Entry,
+    has_image_parts,
+    image_part_url,
+    is_image_part,
+    require_entry_list,
+    require_list,
+)
 from ..errors import UndecodableImage
+from ..limits import check_text
 from .labels import compact_entry_image_parts, label_for, parse_figure_labels
 from .thumbnails import downscale_data_url
 
@@ -61,6 +69,11 @@ def _entry_image_chars(entry: Any) -> int:
 
 def image_parts_bytes(entries_or_entry: Entry | Sequence[Entry]) -> int:
     """Data-URL characters of the image parts of one entry or of a list of entries."""
+    if not isinstance(entries_or_entry, dict):
+        require_entry_list(
+            list(entries_or_entry) if isinstance(entries_or_entry, tuple) else entries_or_entry,
+            "entries",
+        )
     if isinstance(entries_or_entry, dict):
         return _entry_image_chars(entries_or_entry)
     return sum(_entry_image_chars(e) for e in entries_or_entry)
@@ -71,6 +84,7 @@ def image_parts_bytes(entries_or_entry: Entry | Sequence[Entry]) -> int:
 
 def prepare_history_for_model(history: list[Entry]) -> list[Entry]:
     """Seen images → labels, ``imagesSeen`` removed; the input list itself when nothing changes."""
+    require_entry_list(history)
     out: list[Entry] | None = None
     for i, entry in enumerate(history):
         new = entry
@@ -95,6 +109,7 @@ def cap_turn_images(
 
     Returns ``(kept, dropped_count)``; ``kept`` keeps the input order.
     """
+    require_list(images, "images", str)
     kept: list[str] = []
     total = 0
     for url in images:
@@ -130,6 +145,8 @@ def interleave_image_parts(
     Text between anchors becomes text parts (their concatenation is exactly ``text``); with no
     images the string itself is returned.
     """
+    check_text(text, "text")
+    require_list(images, "images", (str, dict))
     if not images:
         return text
     parts_of = [image_part(im) if isinstance(im, str) else dict(im) for im in images]
@@ -165,6 +182,7 @@ def stamp_images_seen(entries: list[Entry]) -> list[Entry] | None:
 
     The number of stamped entries is ``sum(a is not b for a, b in zip(entries, result))``.
     """
+    require_entry_list(entries, "entries")
     out: list[Entry] | None = None
     for i, entry in enumerate(entries):
         if has_image_parts(entry) and entry.get("imagesSeen") is not True:
@@ -216,6 +234,7 @@ def bound_unseen_images(
     when it alone exceeds the budget. An entry with an image that cannot be decoded becomes
     label placeholders. Returns ``(new list or None, number of image parts changed)``.
     """
+    require_entry_list(entries, "entries")
     unseen = [
         i for i, e in enumerate(entries) if has_image_parts(e) and e.get("imagesSeen") is not True
     ]
