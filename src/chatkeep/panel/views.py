@@ -32,7 +32,7 @@ from ..dataurl import mime_of
 from ..digest import digest_text, hex_of
 from ..entries import entry_text, image_part_url, is_attachment, is_image_part
 from ..errors import UndecodableImage
-from .markdown import render_markdown
+from .markdown import render_markdown_cached
 
 __all__ = ["ALLOWED_IMAGE_TYPES", "ImageRegistry", "history_view", "image_key"]
 
@@ -117,16 +117,23 @@ def history_view(
     *,
     images: ImageRegistry,
     collapse_thoughts: bool = True,
+    start: int = 0,
 ) -> list[dict[str, Any]]:
-    """The page's view of the live history (see the module docstring)."""
+    """The page's view of the live history (see the module docstring); with ``start``, only
+    the views of ``entries[start:]`` (the earlier entries still give the video context)."""
     out: list[dict[str, Any]] = []
     video: str | None = None
     for i, entry in enumerate(entries):
+        if i < start:
+            video = _video_url(entry) or video
+            continue
         base = entry_view(i, entry)
         view: dict[str, Any] = {"index": i, "role": base["role"]}
         for key in ("attachId", "videoSrc", "imagesSeen", "summarized", "interrupted", "provider"):
             if key in base:
                 view[key] = base[key]
+        if isinstance(entry.get("usage"), dict):
+            view["usage"] = entry["usage"]
         video = _video_url(entry) or video
         infos = [p for p in base["content"] if p.get("type") == "image"]
         if is_attachment(entry):
@@ -144,10 +151,8 @@ def history_view(
                 pictures.append({**info, "src": f"/api/image/{key}"})
             view["images"] = pictures
             if entry.get("role") == "assistant":
-                view["html"] = render_markdown(
-                    view["text"],
-                    video_url=_video_url(entry) or video,
-                    collapse_thoughts=collapse_thoughts,
+                view["html"] = render_markdown_cached(
+                    view["text"], _video_url(entry) or video, collapse_thoughts
                 )
         out.append(view)
     return out

@@ -69,17 +69,36 @@ export function isHttpUrl(url) {
   }
 }
 
+// One toast at a time, always above whatever is on top: inside the open modal dialog when there
+// is one (a dialog's backdrop covers everything outside it), else in the page's corner.
+let toastTimer = null;
+
+function toastHost() {
+  const dialogs = [...document.querySelectorAll("dialog[open]")];
+  return dialogs.length ? dialogs[dialogs.length - 1] : document.body;
+}
+
 export function notice(message, { kind = "info", hint = "", timeout = 6000 } = {}) {
   const box = document.getElementById("notices");
+  const host = toastHost();
+  if (box.parentElement !== host) host.append(box);
+  box.classList.toggle("in-dialog", host !== document.body);
   const item = el(
     "div",
-    { className: `notice ${kind}` },
+    { className: `notice ${kind}`, role: kind === "error" ? "alert" : "status" },
     el("span", { className: "msg", text: message }),
     hint ? el("span", { className: "hint", text: hint }) : null,
-    el("button", { type: "button", className: "close", text: "×", onclick: () => item.remove() }),
+    el("button", {
+      type: "button",
+      className: "close",
+      "aria-label": "Dismiss",
+      text: "×",
+      onclick: () => item.remove(),
+    }),
   );
-  box.append(item);
-  if (timeout) setTimeout(() => item.remove(), timeout);
+  box.replaceChildren(item);
+  clearTimeout(toastTimer);
+  if (timeout) toastTimer = setTimeout(() => item.remove(), timeout);
   return item;
 }
 
@@ -89,6 +108,26 @@ export function showError(err) {
   } else {
     notice(String((err && err.message) || err), { kind: "error", timeout: 12000 });
   }
+}
+
+// Modal dialogs (drawer, settings, preview): native <dialog> opened with showModal() makes the
+// rest of the page inert and closes on Esc; focus goes to `focus` (or the dialog's first
+// heading) and comes back to the element that opened it.
+export function openModal(dialog, focus) {
+  const opener = document.activeElement;
+  if (!dialog.open) dialog.showModal();
+  const target = focus || dialog.querySelector("[autofocus], h2[tabindex]") || dialog;
+  target.focus({ preventScroll: true });
+  dialog.scrollTop = 0;
+  dialog.addEventListener(
+    "close",
+    () => {
+      const box = document.getElementById("notices");
+      if (box && dialog.contains(box)) document.body.append(box);
+      if (opener && opener.isConnected && typeof opener.focus === "function") opener.focus();
+    },
+    { once: true },
+  );
 }
 
 export function humanSize(n) {
