@@ -1,7 +1,7 @@
 // The composer: message box, pasted/dropped images, send shortcut, URL/file/video attachments.
 
 import { ApiError, api, authHeaders, el, humanSize, showError } from "./api.js";
-import { isBusy, renderHistory, sendStart, stopTurn, streamTurn } from "./conversation.js";
+import { isBusy, isUnansweredText, renderHistory, retry, sendStart, stopTurn, streamTurn } from "./conversation.js";
 
 const PROGRESS_FROM_BYTES = 256 * 1024; // smaller uploads finish before a bar would be seen
 
@@ -78,6 +78,17 @@ async function send() {
   const box = document.getElementById("message");
   const text = box.value;
   if (isBusy() || (!text.trim() && !pending.length)) return;
+  if (!pending.length && isUnansweredText(text)) {
+    // The kept draft of a failed send, sent again: answer that question, never a second bubble.
+    box.value = "";
+    grow();
+    const result = await retry();
+    if (result && !result.ok && !box.value) {
+      box.value = text;
+      grow();
+    }
+    return;
+  }
   const images = pending.splice(0);
   box.value = "";
   grow();

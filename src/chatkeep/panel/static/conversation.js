@@ -169,7 +169,7 @@ function chip(view, readOnly) {
   return el(
     "div",
     { className: "chip", dataset: { index: view.index, attachId: view.attachId || "" } },
-    el("span", { className: "chip-icon", "aria-hidden": "true", text: video ? "▶" : "📎" }),
+    el("span", { className: `chip-icon ${video ? "video" : "page"}`, "aria-hidden": "true" }),
     el("span", { className: "chip-title", text: a.title || local || web || "attachment" }),
     web
       ? el("a", { className: "chip-url", href: web, target: "_blank", rel: "noopener noreferrer", text: web })
@@ -468,11 +468,17 @@ function regenerate() {
   streamTurn("/api/chat/regenerate", {}, { echo: { text: question.text, images: question.images }, from: question.index });
 }
 
+// Whether `text` (with no images) is the unanswered last question: sending it again is a Retry.
+export function isUnansweredText(text) {
+  const q = unansweredQuestion();
+  return Boolean(q && !(q.images || []).length && q.text === text);
+}
+
 // Retry answers the unanswered last question in place (SPEC §3.5): its bubble stays, no echo.
-function retry() {
+export function retry() {
   const question = unansweredQuestion();
-  if (!question) return;
-  streamTurn("/api/chat/regenerate", {}, { from: question.index + 1, keep: question.index });
+  if (!question) return Promise.resolve(null);
+  return streamTurn("/api/chat/regenerate", {}, { from: question.index + 1, keep: question.index });
 }
 
 function setBusy(busy) {

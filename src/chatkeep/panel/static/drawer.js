@@ -34,7 +34,7 @@ function row(session, activeId) {
   const open = el(
     "button",
     { type: "button", className: "session-open", title: "Load this session", onclick: () => load(session.id) },
-    session.pinned ? el("span", { className: "pin-mark", text: "📌" }) : null,
+    session.pinned ? el("span", { className: "pin-mark", text: "Pinned" }) : null,
     markedName(session.name || "(unnamed)", query.trim()),
     session.contentMatch ? el("span", { className: "content-match", text: "matches content" }) : null,
     el("span", { className: "session-date muted", text: when(session.createdAt) }),
