@@ -113,8 +113,38 @@ export function showError(err) {
 // Modal dialogs (drawer, settings, preview): native <dialog> opened with showModal() makes the
 // rest of the page inert and closes on Esc; focus goes to `focus` (or the dialog's first
 // heading) and comes back to the element that opened it.
+const FOCUSABLE =
+  "a[href], button:not([disabled]), input:not([disabled]):not([type=hidden]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex='-1']), summary";
+
+function focusables(dialog) {
+  return [...dialog.querySelectorAll(FOCUSABLE)].filter(
+    (n) => !n.hidden && n.getClientRects().length && n.getAttribute("aria-hidden") !== "true",
+  );
+}
+
+// Tab and Shift+Tab wrap inside the dialog (a native modal lets focus leave to the browser).
+function trapTab(e) {
+  if (e.key !== "Tab") return;
+  const items = focusables(e.currentTarget);
+  if (!items.length) return;
+  const first = items[0];
+  const last = items[items.length - 1];
+  const active = document.activeElement;
+  if (e.shiftKey && (active === first || !e.currentTarget.contains(active))) {
+    e.preventDefault();
+    last.focus();
+  } else if (!e.shiftKey && (active === last || !e.currentTarget.contains(active))) {
+    e.preventDefault();
+    first.focus();
+  }
+}
+
 export function openModal(dialog, focus) {
   const opener = document.activeElement;
+  if (!dialog.dataset.trapped) {
+    dialog.addEventListener("keydown", trapTab);
+    dialog.dataset.trapped = "1";
+  }
   if (!dialog.open) dialog.showModal();
   const target = focus || dialog.querySelector("[autofocus], h2[tabindex]") || dialog;
   target.focus({ preventScroll: true });
