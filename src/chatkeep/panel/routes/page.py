@@ -3,7 +3,7 @@
 | route | does |
 |---|---|
 | ``GET /`` | the single-page panel (a static shell: it reads nothing from the store) |
-| ``GET /api/state`` | first load: thumbnails old unseen images (SPEC §5.4), then ``{"settings": public get_all(), "history": views, "session": {id, name} or null, "archived": n}`` — ``get_all()``, the live history and the light session index are read (§9); a ``Server-Timing`` header gives the server time |
+| ``GET /api/state`` | first load: thumbnails old unseen images (SPEC §5.4), then ``{"settings": public get_all(), "history": views, "archived": n}`` — only ``get_all()``, the live history and the archive's size are read (§9; the page asks for the session's name afterwards); a ``Server-Timing`` header gives the server time |
 | ``GET /api/history?from=i`` | ``{"history": views of entries[i:], "start": i, "length", "archived"}`` (see :mod:`chatkeep.panel.views`): after a turn the page asks only for what changed |
 | ``GET /api/archive?before=n&limit=k`` | ``{"entries": views, "start", "total"}``: the archive (SPEC §3.3), read-only, ``k`` (≤ 100) entries ending before position ``n`` (default: the end) |
 | ``GET /api/image/{key}`` | the stored bytes of one image, by content key, with its own MIME type |
@@ -95,7 +95,6 @@ async def state(request: Request) -> Response:
         payload = {
             "settings": public_settings(settings),
             "history": history_payload(panel, settings),
-            "session": current_session(panel),
             "archived": panel.store.history.archived_count(),
             "version": __version__,
         }

@@ -3,6 +3,7 @@
 | route | does |
 |---|---|
 | ``GET /api/sessions?q=`` | ``{"sessions": store.sessions.list(q), "activeSessionId"}``; with a query each row has ``contentMatch`` (the match is in the text, not the name) |
+| ``GET /api/sessions/current`` | ``{"current": {id, name} or null}``: the loaded session, for the header |
 | ``POST /api/sessions`` | ``{"name"?}`` → "Save as new": the live conversation as a new session (``{"session": row or null}``), which becomes the loaded one |
 | ``POST /api/sessions/{id}/update`` | "Save": write the live conversation back into the loaded session ``id`` (``sessions.update``; name, pin and place kept; 404 when unknown) |
 | ``POST /api/sessions/new`` | save (write-back to the active session) and clear the live history |
@@ -119,6 +120,11 @@ async def load(request: Request) -> Response:
     return ok(await threaded(run))
 
 
+async def current(request: Request) -> Response:
+    panel = _panel(request)
+    return ok({"current": await threaded(current_session, panel)})
+
+
 async def update(request: Request) -> Response:
     panel = _panel(request)
     session_id = request.path_params["session_id"]
@@ -172,6 +178,7 @@ async def delete(request: Request) -> Response:
 
 ROUTES = [
     Route("/api/sessions", list_sessions, methods=["GET"]),
+    Route("/api/sessions/current", current, methods=["GET"]),
     Route("/api/sessions", save, methods=["POST"]),
     Route("/api/sessions/new", new, methods=["POST"]),
     Route("/api/sessions/{session_id}/load", load, methods=["POST"]),

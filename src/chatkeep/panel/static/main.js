@@ -36,8 +36,10 @@ async function boot() {
     const state = await api("GET", "/api/state");
     applyPanelOptions(state.settings);
     renderHistory(state.history, { archived: state.archived });
-    setSession(state.session);
     document.getElementById("message").focus({ preventScroll: true });
+    performance.mark("chatkeep-rendered");
+    // The session's name is not part of the first load (SPEC §9): it follows right after.
+    setSession((await api("GET", "/api/sessions/current")).current);
     document.body.dataset.ready = "1";
   } catch (err) {
     showError(err);
