@@ -130,10 +130,14 @@ function trapTab(e) {
   const first = items[0];
   const last = items[items.length - 1];
   const active = document.activeElement;
-  if (e.shiftKey && (active === first || !e.currentTarget.contains(active))) {
+  const at = items.indexOf(active);
+  const inside = e.currentTarget.contains(active);
+  const afterLast = inside && at < 0 && last.compareDocumentPosition(active) & Node.DOCUMENT_POSITION_FOLLOWING;
+  if (e.shiftKey && (at === 0 || (at < 0 && !afterLast))) {
+    // From the first control, the heading or outside: round to the last control.
     e.preventDefault();
     last.focus();
-  } else if (!e.shiftKey && (active === last || !e.currentTarget.contains(active))) {
+  } else if (!e.shiftKey && (at === items.length - 1 || afterLast || !inside)) {
     e.preventDefault();
     first.focus();
   }
