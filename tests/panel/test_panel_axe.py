@@ -33,8 +33,16 @@ def axe_source() -> str:
             pytest.skip("npm is not installed: cannot fetch axe-core")
         CACHE.mkdir(parents=True, exist_ok=True)
         subprocess.run(
-            [npm, "install", "--prefix", str(CACHE), "--no-audit", "--no-fund", "--silent",
-             f"axe-core@{AXE_VERSION}"],
+            [
+                npm,
+                "install",
+                "--prefix",
+                str(CACHE),
+                "--no-audit",
+                "--no-fund",
+                "--silent",
+                f"axe-core@{AXE_VERSION}",
+            ],
             check=True,
             timeout=300,
         )
@@ -49,8 +57,12 @@ def _fill(store) -> None:
                     "style": "chat",
                     "baseUrl": "https://api.openai.com/v1",
                     "model": "gpt-4o-mini",
-                    "prices": {"input": 0.15, "cachedRead": 0.075, "cacheWrite": 0.15,
-                               "output": 0.6},
+                    "prices": {
+                        "input": 0.15,
+                        "cachedRead": 0.075,
+                        "cacheWrite": 0.15,
+                        "output": 0.6,
+                    },
                 }
             },
             "activeProvider": "openai",
@@ -84,7 +96,9 @@ def _show(page, view: str) -> None:
     if view == "main":
         page.click("#load-earlier")
         page.wait_for_selector("#earlier-list .bubble")
-        page.evaluate("() => document.querySelector('.code-block').scrollIntoView({block: 'start'})")
+        page.evaluate(
+            "() => document.querySelector('.code-block').scrollIntoView({block: 'start'})"
+        )
     elif view == "drawer":
         page.click("#open-drawer")
         page.wait_for_selector(".session")

@@ -7,12 +7,12 @@ import base64
 import re
 from typing import Any
 
-import pytest
 from panel_helpers import open_panel, use_provider
 
 import chatkeep
 from factories import assistant, attachment, image_entry, png_data_url, user
 from support.provider_server import Text
+
 
 def _open(pg: Any, server: Any) -> None:
     open_panel(pg, server)

@@ -31,7 +31,9 @@ def test_failed_send_keeps_draft_error_on_bubble_and_retry_answers_in_place(
     assert error.locator(".msg").inner_text()
     assert [e["role"] for e in pstore.history.read()] == ["user"]
     page.click(".bubble-error .retry")
-    page.wait_for_selector(".bubble.assistant:not(.streaming) .md:has-text('the answer after retry')")
+    page.wait_for_selector(
+        ".bubble.assistant:not(.streaming) .md:has-text('the answer after retry')"
+    )
     assert page.locator(".bubble.user").count() == 1
     assert page.locator(".bubble-error").count() == 0
     stored = pstore.history.read()

@@ -19,7 +19,9 @@ NO_SIDEWAYS = """() => [document.documentElement, document.getElementById('conve
 
 def _wide_conversation(store):
     store.history.append(
-        attachment("body", title="A page with a long address", url="https://example.com/" + "x" * 300)
+        attachment(
+            "body", title="A page with a long address", url="https://example.com/" + "x" * 300
+        )
     )
     store.history.append(image_entry("look " + "y" * 200, png_data_url(900, 300)))
     code = "```python\n" + "value = " + "1 + " * 120 + "1\n```"
@@ -182,7 +184,10 @@ def test_settings_and_preview_are_modals_opening_at_their_top(page, live_server,
         pstore.history.append(user(f"question {i}"))
         pstore.history.append(assistant(f"answer {i}"))
     open_panel(page, live_server)
-    for opener, dialog in (("#open-settings", "#settings-dialog"), ("#open-preview", "#preview-dialog")):
+    for opener, dialog in (
+        ("#open-settings", "#settings-dialog"),
+        ("#open-preview", "#preview-dialog"),
+    ):
         page.focus(opener)
         page.keyboard.press("Enter")
         page.wait_for_selector(f"{dialog}[open]")
@@ -190,7 +195,9 @@ def test_settings_and_preview_are_modals_opening_at_their_top(page, live_server,
         assert page.evaluate(f"document.querySelector('{dialog}').scrollTop") == 0
         for _ in range(6):
             page.keyboard.press("Shift+Tab")
-            assert page.evaluate(f"document.querySelector('{dialog}').contains(document.activeElement)")
+            assert page.evaluate(
+                f"document.querySelector('{dialog}').contains(document.activeElement)"
+            )
         if dialog == "#preview-dialog":
             text = page.locator("#preview-body").inner_text()
             assert "null" not in text and "undefined" not in text
