@@ -7,6 +7,9 @@ import { renderHistory, setSession, setSettings, setupScrolling } from "./conver
 import { newSession, setupDrawer } from "./drawer.js";
 import { applyPanelOptions, renderModelPicker, setupSettings } from "./settings.js";
 
+// The first load starts before anything else is wired up.
+const firstState = TOKEN ? api("GET", "/api/state") : null;
+
 function apply(settings) {
   setSettings(settings);
   setShortcut(settings.sendShortcut);
@@ -33,7 +36,7 @@ async function boot() {
     return;
   }
   try {
-    const state = await api("GET", "/api/state");
+    const state = await firstState;
     applyPanelOptions(state.settings);
     renderHistory(state.history, { archived: state.archived });
     document.getElementById("message").focus({ preventScroll: true });
