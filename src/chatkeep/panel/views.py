@@ -13,7 +13,9 @@
   video of the conversation (the entry's own ``videoSrc``, else the latest earlier one).
 
 Every view keeps ``index``, ``role`` and the entry flags (``attachId``, ``videoSrc``,
-``imagesSeen``, ``summarized``, ``interrupted``, ``provider``).
+``imagesSeen``, ``summarized``, ``interrupted``, ``provider``), and a reply's ``usage``
+(``{input, cachedRead, cacheWrite, output}``, SPEC §6.4) when it has one. Rendered replies are
+remembered (:func:`~chatkeep.panel.markdown.render_markdown_cached`).
 
 :class:`ImageRegistry` remembers, per content hash, the data URLs the page was told about, so
 the image endpoint answers without re-reading the history; it is bounded (LRU by bytes) and a
