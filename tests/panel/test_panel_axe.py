@@ -90,6 +90,7 @@ def _fill(store) -> None:
     for i in range(2):
         store.history.append(user(f"follow-up {i}"))
         store.history.append(assistant(f"answer {i}"))
+    store.history.append(user("a question the provider never answered"))  # the Retry box
 
 
 def _show(page, view: str) -> None:
