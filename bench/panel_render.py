@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     empty.close()
     med = {k: statistics.median(v) for k, v in results.items()}
     rows = [
-        ("on screen, %d entries (400 px)" % n, med["full"], "empty page", med["empty"], "≤ 400 ms"),
+        (f"on screen, {n} entries (400 px)", med["full"], "empty page", med["empty"], "≤ 400 ms"),
         ("first contentful paint", med["paint"], "", None, ""),
         ("/api/state server time, first", cold, "later requests", med["state"], "≤ 50 ms"),
         ("/api/state server time, later", med["state"], "", None, "≤ 50 ms"),
