@@ -143,8 +143,9 @@ function trapTab(e) {
   }
 }
 
-export function openModal(dialog, focus) {
-  const opener = document.activeElement;
+// `opener` is the control that asked for the dialog (captured before any await); the focus goes
+// back to it on close unless the user has already moved the focus somewhere else.
+export function openModal(dialog, focus, opener = document.activeElement) {
   if (!dialog.dataset.trapped) {
     dialog.addEventListener("keydown", trapTab);
     dialog.dataset.trapped = "1";
@@ -158,7 +159,9 @@ export function openModal(dialog, focus) {
     () => {
       const box = document.getElementById("notices");
       if (box && dialog.contains(box)) document.body.append(box);
-      if (opener && opener.isConnected && typeof opener.focus === "function") opener.focus();
+      const now = document.activeElement;
+      const unplaced = !now || now === document.body || dialog.contains(now) || now === opener;
+      if (unplaced && opener && opener.isConnected && typeof opener.focus === "function") opener.focus();
     },
     { once: true },
   );

@@ -222,11 +222,12 @@ function renderPreview(p) {
 export function setupSettings(apply) {
   onApply = apply;
   const dialog = document.getElementById("settings-dialog");
-  document.getElementById("open-settings").addEventListener("click", async () => {
+  document.getElementById("open-settings").addEventListener("click", async (e) => {
+    const opener = e.currentTarget;
     try {
       fill(await api("GET", "/api/settings"));
       settingsError(null);
-      openModal(dialog);
+      openModal(dialog, null, opener);
     } catch (err) {
       showError(err);
     }
@@ -239,11 +240,12 @@ export function setupSettings(apply) {
     form.querySelector(".p-name").focus();
   });
   const preview = document.getElementById("preview-dialog");
-  document.getElementById("open-preview").addEventListener("click", async () => {
+  document.getElementById("open-preview").addEventListener("click", async (e) => {
+    const opener = e.currentTarget;
     const draft = document.getElementById("message").value;
     try {
       renderPreview(await api("GET", `/api/preview?${new URLSearchParams({ draft })}`));
-      openModal(preview); // focus on the heading: the dialog opens at its top
+      openModal(preview, null, opener); // focus on the heading: the dialog opens at its top
     } catch (err) {
       showError(err);
     }
