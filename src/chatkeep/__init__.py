@@ -48,7 +48,11 @@ _LAZY: dict[str, str] = {
     "cap_turn_images": ".rules.images",
     "compact_entry_image_parts": ".rules.labels",
     "downscale_data_url": ".rules.thumbnails",
+    "export_file": ".interop",
+    "export_text": ".interop",
+    "find_session": ".interop",
     "image_parts_bytes": ".rules.images",
+    "import_file": ".interop",
     "interleave_image_parts": ".rules.images",
     "is_attachment": ".entries",
     "is_context_overflow": ".rules.overflow",
@@ -68,6 +72,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from .entries import is_attachment, validate_entry
+    from .interop import export_file, export_text, find_session, import_file
     from .rules.accounting import request_stats
     from .rules.context import (
         age_stale_attachments,
@@ -130,7 +135,11 @@ __all__ = [
     "cap_turn_images",
     "compact_entry_image_parts",
     "downscale_data_url",
+    "export_file",
+    "export_text",
+    "find_session",
     "image_parts_bytes",
+    "import_file",
     "interleave_image_parts",
     "is_attachment",
     "is_context_overflow",
