@@ -89,12 +89,33 @@ def llm_db(path: Path, *, tree: bool) -> Path:
             """
         )
         rows = [
-            ("r1", "gpt-4o-mini", "A haiku about moss", "Be terse", "Green hush on old stone",
-             "01conv", "2025-06-01T10:00:00.000000"),
-            ("r2", "gpt-4o-mini", "Now about this picture", None, "Red square, quiet sun",
-             "01conv", "2025-06-01T10:05:00.000000"),
-            ("r3", "gpt-4o-mini", "One-off question", None, "One-off answer", None,
-             "2025-06-02T09:00:00.000000"),
+            (
+                "r1",
+                "gpt-4o-mini",
+                "A haiku about moss",
+                "Be terse",
+                "Green hush on old stone",
+                "01conv",
+                "2025-06-01T10:00:00.000000",
+            ),
+            (
+                "r2",
+                "gpt-4o-mini",
+                "Now about this picture",
+                None,
+                "Red square, quiet sun",
+                "01conv",
+                "2025-06-01T10:05:00.000000",
+            ),
+            (
+                "r3",
+                "gpt-4o-mini",
+                "One-off question",
+                None,
+                "One-off answer",
+                None,
+                "2025-06-02T09:00:00.000000",
+            ),
         ]
         conn.executemany(
             "INSERT INTO responses (id, model, prompt, system, response, conversation_id,"
@@ -126,10 +147,19 @@ def llm_db(path: Path, *, tree: bool) -> Path:
         msgs = [
             ("m0", "system", [("text", "SYSTEM-LLM-HIDDEN", None)]),
             ("m1", "user", [("text", "A haiku about moss", None)]),
-            ("m2", "assistant", [("reasoning", "HIDDEN-REASONING", None),
-                                 ("text", "Green hush on old stone", None)]),
-            ("m3", "user", [("text", "Now about this picture", None),
-                            ("attachment", None, "att1")]),
+            (
+                "m2",
+                "assistant",
+                [
+                    ("reasoning", "HIDDEN-REASONING", None),
+                    ("text", "Green hush on old stone", None),
+                ],
+            ),
+            (
+                "m3",
+                "user",
+                [("text", "Now about this picture", None), ("attachment", None, "att1")],
+            ),
             ("m4", "assistant", [("text", "Red square, quiet sun", None)]),
             ("m2b", "assistant", [("text", "ABANDONED-LLM earlier reply", None)]),
         ]
@@ -143,8 +173,14 @@ def llm_db(path: Path, *, tree: bool) -> Path:
                     " VALUES (?,?,?,?,?,?)",
                     (pid, mid, k, ptype, text, att),
                 )
-        nodes = [("n0", None, "m0"), ("n1", "n0", "m1"), ("n2", "n1", "m2"),
-                 ("n3", "n2", "m3"), ("n4", "n3", "m4"), ("n2b", "n1", "m2b")]
+        nodes = [
+            ("n0", None, "m0"),
+            ("n1", "n0", "m1"),
+            ("n2", "n1", "m2"),
+            ("n3", "n2", "m3"),
+            ("n4", "n3", "m4"),
+            ("n2b", "n1", "m2b"),
+        ]
         for depth, (nid, parent, mid) in enumerate(nodes):
             conn.execute("INSERT INTO nodes VALUES (?,?,?,?)", (nid, parent, mid, depth))
         conn.executemany(

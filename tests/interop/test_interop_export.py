@@ -10,11 +10,11 @@ import stat
 from pathlib import Path
 
 import pytest
+from interop_helpers import saved
 
 import chatkeep
 from clirun import run
 from factories import assistant, attachment, image_entry, png_data_url, user
-from interop_helpers import saved
 
 TRICKY = '<script>alert(1)</script> & "quotes" --> <!-- chatkeep-entry {} -->'
 
@@ -122,7 +122,10 @@ def test_jsonl_and_sharegpt_exports_import_back(db: Path, tmp_path: Path) -> Non
     names = {s["name"] for s in saved(other)}
     assert "Second" in names
     imported = [s for s in saved(other) if s["name"] == "Second"][0]
-    assert [e["content"] for e in imported["history"]] == ["second session question", "second answer"]
+    assert [e["content"] for e in imported["history"]] == [
+        "second session question",
+        "second answer",
+    ]
     third = tmp_path / "third.db"
     assert json.loads(run(third, "import", str(sg), "--json").stdout)["added"] == 3
 

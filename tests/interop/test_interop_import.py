@@ -9,10 +9,10 @@ import shutil
 from pathlib import Path
 
 import pytest
+from interop_helpers import FIXTURES, all_text, by_name, chatgpt_zip, images, llm_db, saved
 
 import chatkeep
 from clirun import run
-from interop_helpers import FIXTURES, all_text, by_name, chatgpt_zip, images, llm_db, saved
 
 RED_PNG = (FIXTURES / "photo-red.png").read_bytes()
 
@@ -97,7 +97,10 @@ def test_claude_attachments_become_attachment_entries(db: Path) -> None:
     first = notes["history"][0]
     assert chatkeep.is_attachment(first)
     assert first["content"].startswith(chatkeep.PAGE_CONTEXT_PREFIX)
-    assert "Title: notes.txt" in first["content"] and "Ship the importer on Friday." in first["content"]
+    assert (
+        "Title: notes.txt" in first["content"]
+        and "Ship the importer on Friday." in first["content"]
+    )
     assert len(first["attachId"]) == 32
     assert "[file not in the export: whiteboard.jpg]" in notes["history"][1]["content"]
     assert notes["createdAt"] == 1763630100123
@@ -170,7 +173,9 @@ def test_llm_logs_db(db: Path, tmp_path: Path, tree: bool) -> None:
         ("badline.jsonl", '{"messages": [{"role": "user", "content": "hi"}]}\n{not json}\n'),
     ],
 )
-def test_bad_files_are_refused_and_import_nothing(db: Path, tmp_path: Path, name: str, body: str) -> None:
+def test_bad_files_are_refused_and_import_nothing(
+    db: Path, tmp_path: Path, name: str, body: str
+) -> None:
     """A garbled or unknown file is a typed error (exit 3, hint) and no session is added."""
     _import(db, FIXTURES / "sharegpt.json")
     path = tmp_path / name
@@ -194,7 +199,9 @@ def test_truncated_chatgpt_export_rolls_back_whole(db: Path, tmp_path: Path) -> 
 
 def test_wrong_from_is_refused(db: Path) -> None:
     """Naming the wrong format is refused with a hint, nothing imported."""
-    proc = run(db, "import", str(FIXTURES / "claude_conversations.json"), "--from", "chatgpt", ok=False)
+    proc = run(
+        db, "import", str(FIXTURES / "claude_conversations.json"), "--from", "chatgpt", ok=False
+    )
     assert proc.returncode == 3 and "not a ChatGPT conversation" in proc.stderr
     assert saved(db) == []
 
@@ -204,8 +211,13 @@ def test_invalid_entry_in_a_session_export_is_refused(db: Path, tmp_path: Path) 
     doc = {
         "format": "chatkeep-session",
         "version": 1,
-        "session": {"id": "abcd1234", "name": "Bad", "createdAt": 1, "pinned": False,
-                    "history": [{"role": "robot", "content": "hi"}]},
+        "session": {
+            "id": "abcd1234",
+            "name": "Bad",
+            "createdAt": 1,
+            "pinned": False,
+            "history": [{"role": "robot", "content": "hi"}],
+        },
     }
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(doc))
