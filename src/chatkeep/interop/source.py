@@ -48,7 +48,7 @@ class _Counting(io.RawIOBase):
 
 def bad_file(path: str, why: str, hint: str | None = None) -> InvalidValue:
     return InvalidValue(
-        f"cannot import {os.path.basename(path) or path}: {why}; nothing was imported",
+        f"cannot read {os.path.basename(path) or path}: {why}; nothing was imported",
         hint=hint
         or "pass an export file named in docs/import-export.md, or name its format with --from",
     )
