@@ -135,8 +135,8 @@ def test_responses_previous_response_id_sends_agent_turn_only():
 
 
 def test_previous_response_id_other_style_rejected():
-    """previous_response_id makes sense only for the responses style."""
-    with pytest.raises(ValueError):
+    """previous_response_id makes sense only for the responses style (a typed chatkeep error)."""
+    with pytest.raises(ProviderConfigError):
         _build("chat", previous_response_id="r")
 
 

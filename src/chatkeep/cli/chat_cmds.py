@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from ..errors import AttachError
+from .. import AttachError
 from .context import pass_ctx
 from .output import echo_json
 
@@ -25,7 +25,7 @@ _MODEL = click.option("--model", help="Model to use instead of the card's own.")
 
 
 def _read_images(paths: tuple[str, ...]) -> list[str]:
-    from ..attach import extract_file
+    from .. import extract_file
 
     urls = []
     for path in paths:

@@ -370,6 +370,10 @@ class Tx:
             r[0] for r in self.rows("SELECT value FROM ck_archive WHERE profile=? ORDER BY seq")
         ]
 
+    def archive_next_seq(self) -> int:
+        r = self.rows("SELECT max(seq) FROM ck_archive WHERE profile=?")
+        return 0 if not r or r[0][0] is None else int(r[0][0]) + 1
+
     def archive_count(self) -> int:
         return int(self.rows("SELECT count(*) FROM ck_archive WHERE profile=?")[0][0])
 
