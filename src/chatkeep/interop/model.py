@@ -15,8 +15,8 @@ from typing import Any
 
 from .. import dataurl
 from ..constants import AUTO_NAME_MAX
-from ..entries import first_text, is_attachment
 from ..digest import digest_json, hex_of
+from ..entries import first_text, is_attachment
 
 Entry = dict[str, Any]
 
