@@ -83,7 +83,14 @@ def test_chat_shape_and_body():
     assert isinstance(req, WireRequest) and req.style == "chat"
     assert req.url == "https://api.example.com/v1/chat/completions"
     body = req.body
-    assert list(body) == ["model", "messages", "stream", "temperature", "max_tokens"]
+    assert list(body) == [
+        "model",
+        "stream",
+        "stream_options",
+        "temperature",
+        "max_tokens",
+        "messages",
+    ]
     assert body["model"] == "m-1" and body["stream"] is True
     msgs = body["messages"]
     check_shape(CHAT, msgs)
