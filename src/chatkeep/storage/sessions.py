@@ -255,9 +255,9 @@ class Sessions:
                     else auto_name(body),
                     "createdAt": _ms_or_now(created),
                     "pinned": bool(row.get("pinned", False)),
-                    "textDigest": text_digest(body),
                 }
                 tx.kv_put(body_key(sid), body)
+                tx.digest_add(sid, text_digest(body))
                 known.add(sid)
                 index.append(new)
                 added.append(_light(new))
