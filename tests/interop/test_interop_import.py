@@ -224,3 +224,29 @@ def test_invalid_entry_in_a_session_export_is_refused(db: Path, tmp_path: Path) 
     proc = run(db, "import", str(path), ok=False)
     assert proc.returncode == 3 and "conversation 1" in proc.stderr, proc.stderr
     assert saved(db) == []
+
+
+def test_sharegpt_one_per_line(db: Path, tmp_path: Path) -> None:
+    """ShareGPT conversations written one per line (JSON Lines) are detected and imported."""
+    doc = json.loads((FIXTURES / "sharegpt.json").read_text())
+    path = tmp_path / "sharegpt.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in doc))
+    assert _import(db, path)["added"] == 2
+    assert "Translate 'cat' to French." in by_name(db)
+
+
+def test_import_from_stdin(db: Path) -> None:
+    """`import -` reads the export from standard input."""
+    text = (FIXTURES / "claude_conversations.json").read_text()
+    report = json.loads(run(db, "import", "-", "--json", stdin=text).stdout)
+    assert (report["source"], report["added"]) == ("claude", 2)
+
+
+def test_progress_reports_bytes_up_to_the_file_size(db: Path) -> None:
+    """import_file calls the progress callback with (done, total) bytes, ending at the size."""
+    path = FIXTURES / "chatgpt_conversations.json"
+    calls: list[tuple[int, int]] = []
+    with chatkeep.open(str(db)) as store:
+        chatkeep.import_file(store, str(path), progress=lambda d, t: calls.append((d, t)))
+    assert calls and calls[-1] == (path.stat().st_size, path.stat().st_size)
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)

@@ -98,6 +98,8 @@ def detect(inp: Input) -> str:
             return "chatkeep"
         if simple.jsonl_looks_like(line):
             return "jsonl"
+        if simple.sharegpt_looks_like(line) and inp.has_second_line():
+            return "jsonl"
     doc = inp.load()
     if isinstance(doc, dict) and doc.get("format") in ("chatkeep-export", SESSION_FORMAT):
         return "chatkeep"

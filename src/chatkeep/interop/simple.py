@@ -7,7 +7,7 @@
   ``image_url`` with a data URL); a line that is a bare list of messages is read too. System
   and tool messages are skipped. Such lines carry no id of their own unless ``metadata.id``
   (written by chatkeep's own ``jsonl`` export) is there, so a conversation's identity is the
-  digest of its content.
+  digest of its content. ShareGPT objects one per line are read too.
 """
 
 from __future__ import annotations
@@ -84,6 +84,8 @@ def _message(msg: Any) -> dict[str, Any] | None:
 
 
 def jsonl_conversation(doc: Any) -> Conversation | None:
+    if sharegpt_looks_like(doc):  # ShareGPT written one conversation per line
+        return sharegpt_conversation(doc)
     meta: dict[str, Any] = {}
     if isinstance(doc, dict):
         meta = as_dict(doc.get("metadata"))
