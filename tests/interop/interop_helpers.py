@@ -58,6 +58,7 @@ def chatgpt_zip(tmp_path: Path, split: bool = False) -> Path:
             z.writestr("conversations.json", json.dumps(convs))
         z.writestr("chat.html", "<html></html>")
         z.write(FIXTURES / "photo-red.png", "file-Img123-photo.png")
+        z.write(FIXTURES / "photo-red.png", "dalle-generations/file_000000dalle42-1b2c.png")
     return path
 
 

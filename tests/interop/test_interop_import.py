@@ -24,7 +24,7 @@ def _import(db: Path, path: Path, *args: str) -> dict:
 def test_chatgpt_json_active_branch_only(db: Path) -> None:
     """ChatGPT: the branch ending at current_node is kept; edited-away turns are absent."""
     report = _import(db, FIXTURES / "chatgpt_conversations.json")
-    assert (report["source"], report["conversations"], report["added"]) == ("chatgpt", 2, 2)
+    assert (report["source"], report["conversations"], report["added"]) == ("chatgpt", 3, 3)
     s = by_name(db)
     lisbon = s["Trip to Lisbon"]
     text = all_text(lisbon)
@@ -50,12 +50,15 @@ def test_chatgpt_hidden_system_context_and_tool_nodes_skipped(db: Path) -> None:
 def test_chatgpt_zip_images_from_the_archive(db: Path, tmp_path: Path, split: bool) -> None:
     """ChatGPT zip (whole or split conversations-NNN.json): asset pointers become the images."""
     report = _import(db, chatgpt_zip(tmp_path, split=split))
-    assert report["added"] == 2
+    assert report["added"] == 3
     lisbon = by_name(db)["Trip to Lisbon"]
     urls = images(lisbon)
     assert len(urls) == 1
     assert base64.b64decode(urls[0].split(",", 1)[1]) == RED_PNG
     assert "not in the export" not in all_text(lisbon)
+    cat = by_name(db)["Draw a cat"]  # a DALL·E image: the tool's picture kept, its chatter not
+    assert [e["role"] for e in cat["history"]] == ["user", "assistant", "assistant"]
+    assert len(images(cat)) == 1 and "HIDDEN" not in all_text(cat)
 
 
 def test_chatgpt_unpacked_directory(db: Path, tmp_path: Path) -> None:
@@ -64,7 +67,7 @@ def test_chatgpt_unpacked_directory(db: Path, tmp_path: Path) -> None:
     folder.mkdir()
     shutil.copy(FIXTURES / "chatgpt_conversations.json", folder / "conversations.json")
     shutil.copy(FIXTURES / "photo-red.png", folder / "file-Img123-photo.png")
-    assert _import(db, folder)["added"] == 2
+    assert _import(db, folder)["added"] == 3
     assert len(images(by_name(db)["Trip to Lisbon"])) == 1
 
 
@@ -74,8 +77,8 @@ def test_reimport_adds_nothing_and_live_history_untouched(db: Path) -> None:
         store.history.append({"role": "user", "content": "live question"})
     first = _import(db, FIXTURES / "chatgpt_conversations.json")
     again = _import(db, FIXTURES / "chatgpt_conversations.json")
-    assert (first["added"], again["added"], again["skipped"]) == (2, 0, 2)
-    assert len(saved(db)) == 2
+    assert (first["added"], again["added"], again["skipped"]) == (3, 0, 3)
+    assert len(saved(db)) == 3
     with chatkeep.open(str(db)) as store:
         assert store.history.read() == [{"role": "user", "content": "live question"}]
         assert store.sessions.active_id() == ""
@@ -250,3 +253,15 @@ def test_progress_reports_bytes_up_to_the_file_size(db: Path) -> None:
         chatkeep.import_file(store, str(path), progress=lambda d, t: calls.append((d, t)))
     assert calls and calls[-1] == (path.stat().st_size, path.stat().st_size)
     assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+
+
+def test_claude_zip(db: Path, tmp_path: Path) -> None:
+    """Claude's export zip (conversations.json beside users.json) is detected and imported."""
+    import zipfile
+
+    path = tmp_path / "claude-export.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        z.write(FIXTURES / "claude_conversations.json", "conversations.json")
+        z.writestr("users.json", "[]")
+    report = _import(db, path)
+    assert (report["source"], report["added"]) == ("claude", 2)

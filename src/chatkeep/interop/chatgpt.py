@@ -6,7 +6,8 @@ at ``current_node`` is kept (walked back to the root): answers and questions tha
 away are left out. Nodes without a message, system and tool turns, turns addressed to a tool
 (``recipient`` other than ``all``), hidden nodes (``metadata.is_visually_hidden_from_
 conversation``) and context nodes (``user_editable_context``, ``model_editable_context``),
-reasoning (``thoughts``, ``reasoning_recap``) and tool output are skipped.
+reasoning (``thoughts``, ``reasoning_recap``) and tool output are skipped — except images a tool
+generated (DALL·E's ``multimodal_text`` tool messages), kept as an assistant entry.
 
 ``multimodal_text`` parts are strings and ``image_asset_pointer`` objects; a pointer
 ``file-service://file-XYZ`` or ``sediment://file_XYZ`` names a file of the zip (or the unpacked
@@ -101,6 +102,9 @@ def _message_entry(msg: dict[str, Any], images: _Images) -> dict[str, Any] | Non
     role = clean_role(author.get("role"))
     content = as_dict(msg.get("content"))
     ctype = content.get("content_type", "text")
+    images_only = False
+    if author.get("role") == "tool" and ctype == "multimodal_text":
+        role, images_only = "assistant", True  # a generated image (DALL·E): keep its pixels
     if role is None or _hidden(msg) or ctype in SKIPPED_TYPES:
         return None
     texts: list[str] = []
@@ -109,7 +113,8 @@ def _message_entry(msg: dict[str, Any], images: _Images) -> dict[str, Any] | Non
     if isinstance(parts, list):
         for part in parts:
             if isinstance(part, str):
-                texts.append(part)
+                if not images_only:
+                    texts.append(part)
             elif isinstance(part, dict) and part.get("content_type") == "image_asset_pointer":
                 pointer = str(part.get("asset_pointer") or "")
                 url = images.url(pointer)
@@ -117,7 +122,7 @@ def _message_entry(msg: dict[str, Any], images: _Images) -> dict[str, Any] | Non
                     urls.append(url)
                 else:
                     texts.append(f"[image not in the export: {pointer}]")
-            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+            elif isinstance(part, dict) and isinstance(part.get("text"), str) and not images_only:
                 texts.append(part["text"])
     elif ctype == "code" and isinstance(content.get("text"), str):
         texts.append(f"```{content.get('language') or ''}\n{content['text']}\n```")
