@@ -72,6 +72,7 @@ _LAZY: dict[str, str] = {
     "digest_text": ".digest",
     "downscale_data_url": ".rules.thumbnails",
     "export_file": ".interop",
+    "export_lines": ".interop",
     "export_text": ".interop",
     "find_session": ".interop",
     "entry_text": ".entries",
@@ -142,7 +143,7 @@ if TYPE_CHECKING:
         is_image_part,
         validate_entry,
     )
-    from .interop import export_file, export_text, find_session, import_file
+    from .interop import export_file, export_lines, export_text, find_session, import_file
     from .providers import (
         CardRegistry,
         validate_card,
@@ -260,6 +261,7 @@ __all__ = [
     "entry_text",
     "entry_view",
     "export_file",
+    "export_lines",
     "export_text",
     "extract_file",
     "find_session",

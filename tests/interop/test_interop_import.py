@@ -7,6 +7,7 @@ import base64
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 from interop_helpers import FIXTURES, all_text, by_name, chatgpt_zip, images, llm_db, saved
@@ -265,3 +266,21 @@ def test_claude_zip(db: Path, tmp_path: Path) -> None:
         z.writestr("users.json", "[]")
     report = _import(db, path)
     assert (report["source"], report["added"]) == ("claude", 2)
+
+
+def test_import_into_postgres_through_the_cli(tmp_path: Path, pg_spec: Any) -> None:
+    """On PostgreSQL too: the zip imports, the second time adds nothing, a bad file nothing."""
+    url = pg_spec.url
+    profile = ["--profile", pg_spec.profile]
+    zipped = chatgpt_zip(tmp_path)
+    first = json.loads(run(url, *profile, "import", str(zipped), "--json").stdout)
+    again = json.loads(run(url, *profile, "import", str(zipped), "--json").stdout)
+    assert (first["added"], again["added"]) == (3, 0)
+    bad = tmp_path / "bad.json"
+    bad.write_text('[{"mapping": {}}, {"broken": ')
+    assert run(url, *profile, "import", str(bad), ok=False).returncode == 3
+    listed = json.loads(run(url, *profile, "sessions", "list", "Belém", "--json").stdout)
+    assert [r["name"] for r in listed] == ["Trip to Lisbon"]
+    with pg_spec.open() as store:
+        assert len(store.sessions.list()) == 3
+        store.sessions.clear_all()

@@ -64,9 +64,8 @@ def export_cmd(ctx, session_id: str | None, fmt: str, output: str | None) -> Non
             chatkeep.export_file(store, output, fmt, session_id)
         click.echo(f"wrote {output}", err=True)
     else:
-        with working("exporting…"):
-            text = chatkeep.export_text(store, fmt, session_id)
-        sys.stdout.write(text)
+        for line in chatkeep.export_lines(store, fmt, session_id):  # streamed, session by session
+            sys.stdout.write(line + "\n")
 
 
 @contextmanager
