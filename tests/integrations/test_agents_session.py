@@ -218,3 +218,18 @@ def test_runner_with_chatkeep_session_over_loopback(store: chatkeep.Store) -> No
     assert IMG in str(items[0])  # the session keeps the pixels
     assert [i.get("role") for i in items if "role" in i][-1] == "assistant"
     assert "Still a square." in store.sessions.get("runner-1")["history"][-1]["content"]
+
+
+def test_an_image_type_the_store_refuses_is_still_kept_verbatim(store: chatkeep.Store) -> None:
+    """An SVG the entry validator does not take is labelled in the drawer, the item kept whole."""
+    svg = "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciLz4="
+    item = {
+        "role": "user",
+        "content": [
+            {"type": "input_text", "text": "an icon"},
+            {"type": "input_image", "image_url": svg, "detail": "auto"},
+        ],
+    }
+    session = ChatkeepSession(store, "svg-1")
+    asyncio.run(session.add_items([item]))
+    assert asyncio.run(session.get_items()) == [item]

@@ -284,3 +284,26 @@ def test_import_into_postgres_through_the_cli(tmp_path: Path, pg_spec: Any) -> N
     with pg_spec.open() as store:
         assert len(store.sessions.list()) == 3
         store.sessions.clear_all()
+
+
+def test_an_image_type_the_store_refuses_is_named_not_fatal(db: Path, tmp_path: Path) -> None:
+    """A foreign image of a type the store does not keep is named in the text; the rest imports."""
+    svg = "data:image/svg+xml;base64,PHN2ZyB4bWxucz0iaHR0cDovL3d3dy53My5vcmcvMjAwMC9zdmciLz4="
+    line = {
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "icon?"},
+                    {"type": "image_url", "image_url": {"url": svg}},
+                ],
+            },
+            {"role": "assistant", "content": "a circle"},
+        ]
+    }
+    path = tmp_path / "svg.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    assert _import(db, path)["added"] == 1
+    (s,) = saved(db)
+    text = all_text(s)
+    assert "icon?" in text and ("[image not kept: image/svg+xml]" in text or images(s) == [svg])

@@ -62,6 +62,19 @@ class SavedConversation:
         self.store.sessions.delete(self.session_id)
 
 
+def image_part(url: Any) -> dict[str, Any]:
+    """The drawer's part for an image URL: the image when the store keeps its type (the
+    framework's own object keeps it verbatim either way), else a text label."""
+    if isinstance(url, str) and url.startswith("data:image/"):
+        part = {"type": "image_url", "image_url": {"url": url}}
+        try:
+            chatkeep.validate_entry({"role": "user", "content": [part]})
+            return part
+        except chatkeep.InvalidEntry:
+            return {"type": "text", "text": f"[image {url[5 : url.find(';')]}]"}
+    return {"type": "text", "text": f"[image {url}]"}
+
+
 def has_images(entry: Entry) -> bool:
     content = entry.get("content")
     return isinstance(content, list) and any(chatkeep.is_image_part(p) for p in content)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import chatkeep
 
-from ._common import Entry, SavedConversation, apply_request_rules
+from ._common import Entry, SavedConversation, apply_request_rules, image_part
 
 if TYPE_CHECKING:
     from agents.run_config import CallModelData, ModelInputData
@@ -42,11 +42,7 @@ def _parts(content: Any) -> str | list[dict[str, Any]]:
         if p.get("type") in _TEXT_TYPES and isinstance(p.get("text"), str):
             parts.append({"type": "text", "text": p["text"]})
         elif p.get("type") == "input_image":
-            url = p.get("image_url")
-            if isinstance(url, str) and url.startswith("data:image/"):
-                parts.append({"type": "image_url", "image_url": {"url": url}})
-            else:
-                parts.append({"type": "text", "text": f"[image {url or p.get('file_id')}]"})
+            parts.append(image_part(p.get("image_url") or p.get("file_id")))
         elif p.get("type") == "refusal":
             parts.append({"type": "text", "text": f"[refusal] {p.get('refusal', '')}"})
         else:

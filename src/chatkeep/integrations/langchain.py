@@ -32,7 +32,7 @@ from langchain_core.runnables import RunnableLambda
 
 import chatkeep
 
-from ._common import Entry, SavedConversation, apply_request_rules
+from ._common import Entry, SavedConversation, apply_request_rules, image_part
 
 MESSAGE_KEY = "langchainMessage"
 _ROLES = {"human": "user", "ai": "assistant", "AIMessageChunk": "assistant"}
@@ -52,15 +52,10 @@ def _content(content: Any) -> str | list[dict[str, Any]]:
             parts.append({"type": "text", "text": block["text"]})
         elif block.get("type") == "image_url":
             url = block.get("image_url")
-            url = url.get("url") if isinstance(url, dict) else url
-            if isinstance(url, str) and url.startswith("data:image/"):
-                parts.append({"type": "image_url", "image_url": {"url": url}})
-            else:
-                parts.append({"type": "text", "text": f"[image {url}]"})
+            parts.append(image_part(url.get("url") if isinstance(url, dict) else url))
         elif block.get("type") == "image" and block.get("base64"):
             mime = block.get("mime_type") or "image/png"
-            url = f"data:{mime};base64,{block['base64']}"
-            parts.append({"type": "image_url", "image_url": {"url": url}})
+            parts.append(image_part(f"data:{mime};base64,{block['base64']}"))
         else:
             parts.append({"type": "text", "text": f"[{block.get('type', 'block')}]"})
     if all(p["type"] == "text" for p in parts):

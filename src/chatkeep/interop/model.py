@@ -16,7 +16,8 @@ from typing import Any
 from .. import dataurl
 from ..constants import AUTO_NAME_MAX
 from ..digest import digest_json, hex_of
-from ..entries import first_text, is_attachment
+from ..entries import first_text, is_attachment, validate_entry
+from ..errors import InvalidEntry
 
 Entry = dict[str, Any]
 
@@ -96,12 +97,35 @@ def text_entry(role: str, text: str, **extra: Any) -> Entry:
 def parts_entry(role: str, texts: list[str], images: list[str], **extra: Any) -> Entry:
     """An entry from its text pieces and image data URLs: plain text when there are no
     images, else a text part (when any text) followed by the image parts."""
+    kept = [u for u in images if storable_image(u)]
+    texts = [
+        *texts,
+        *(
+            f"[image not kept: {dataurl.mime_of(u) or 'unknown type'}]"
+            for u in images
+            if u not in kept
+        ),
+    ]
+    images = kept
     text = "\n".join(t for t in texts if t)
     if not images:
         return {"role": role, "content": text, **extra}
     parts: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
     parts.extend({"type": "image_url", "image_url": {"url": u}} for u in images)
     return {"role": role, "content": parts, **extra}
+
+
+def storable_image(url: str) -> bool:
+    """Whether the store accepts this image (the entry validator decides, so every type it
+    learns to keep is kept here too); one the store refuses is named in the text instead of
+    failing the whole import."""
+    try:
+        validate_entry(
+            {"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}]}
+        )
+    except InvalidEntry:
+        return False
+    return True
 
 
 def image_url_of(raw: bytes, name: str = "") -> str | None:
