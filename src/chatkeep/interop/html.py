@@ -14,7 +14,7 @@ from html import escape
 from typing import Any
 
 from .. import dataurl
-from ..entries import image_part_url, is_attachment, is_image_part
+from ..entries import first_text, image_part_url, is_attachment, is_image_part
 
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 STYLE = """
@@ -62,7 +62,7 @@ def _pieces(entry: dict[str, Any]) -> Iterator[str]:
 def _entry(entry: dict[str, Any]) -> str:
     body = "".join(_pieces(entry))
     if is_attachment(entry):
-        first = entry["content"] if isinstance(entry["content"], str) else ""
+        first = first_text(entry)
         title = next((ln[7:] for ln in first.split("\n") if ln.startswith("Title: ")), "")
         label = escape(f"Attachment: {title}" if title else "Attachment")
         return f"<details><summary>{label}</summary><pre>{body}</pre></details>"
