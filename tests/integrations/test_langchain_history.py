@@ -96,3 +96,37 @@ def test_bad_inputs_are_typed_errors(store: chatkeep.Store) -> None:
     with pytest.raises(chatkeep.InvalidValue):
         ChatkeepChatMessageHistory(store, "lc-4").add_messages(["not a message"])  # type: ignore[list-item]
     assert store.sessions.get("lc-4") is None
+
+
+@pytest.mark.filterwarnings(
+    "ignore::DeprecationWarning"
+)  # deprecated in langchain-core 1.x, still used
+def test_runnable_with_message_history_round(store: chatkeep.Store) -> None:
+    """RunnableWithMessageHistory over ChatkeepChatMessageHistory: two real turns through
+    langchain-core's own fake chat model land in the saved session, rules applied each call."""
+    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+    from langchain_core.runnables import RunnableLambda
+    from langchain_core.runnables.history import RunnableWithMessageHistory
+
+    seen: list[str] = []
+    model = FakeMessagesListChatModel(
+        responses=[AIMessage(content="a square"), AIMessage(content="still square")]
+    )
+    prompt = ChatPromptTemplate.from_messages([MessagesPlaceholder("history"), ("human", "{q}")])
+    spy = RunnableLambda(lambda msgs: (seen.append(str(msgs)), msgs)[1])
+    chain = prompt | request_rules | spy | model
+    with_history = RunnableWithMessageHistory(
+        chain,
+        lambda sid: ChatkeepChatMessageHistory(store, sid),
+        input_messages_key="q",
+        history_messages_key="history",
+    )
+    cfg = {"configurable": {"session_id": "lc-run"}}
+    store_history = ChatkeepChatMessageHistory(store, "lc-run")
+    store_history.add_messages([_picture("first picture"), AIMessage(content="noted")])
+    assert with_history.invoke({"q": "what was it?"}, config=cfg).content == "a square"
+    assert with_history.invoke({"q": "and now?"}, config=cfg).content == "still square"
+    assert all(IMG not in s for s in seen)  # the answered picture went as a label
+    texts = [m.content for m in store_history.messages]
+    assert texts[2:] == ["what was it?", "a square", "and now?", "still square"]
+    assert IMG in str(texts[0])  # the history keeps every pixel
