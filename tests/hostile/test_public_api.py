@@ -31,6 +31,10 @@ TYPED_HELPERS = {
     "image_part_url",
     "plan_request",
     "serialize",
+    # the file-format functions take paths and file-like objects by contract
+    "export_file",
+    "find_session",
+    "import_file",
 }
 
 

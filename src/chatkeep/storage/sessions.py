@@ -30,12 +30,11 @@ from ..constants import (
     SESSION_BODY_PREFIX,
     SESSION_NAME_MAX,
     SESSIONS_INDEX_KEY,
-    TEXT_DIGEST_CAP,
 )
-from ..digest import digest_json, hex_of
-from ..entries import entry_text, is_attachment, validate_entries, validate_entry
+from ..entries import is_attachment, validate_entries, validate_entry
 from ..errors import InvalidValue
-from ..limits import MAX_KEY_CHARS, check_text, is_unicode
+from ..limits import check_text
+from .legacy_index import body_key, migrate_index, needs_migration, text_digest
 from .sql import now_ms
 
 if TYPE_CHECKING:
@@ -46,13 +45,6 @@ if TYPE_CHECKING:
 Row = dict[str, Any]
 RowList = list[Row]  # the class below has a method named `list`
 _ID_MAX = 192  # "session_" + id stays within the 200-character key limit
-
-
-def text_digest(history: Any) -> str:
-    """Lower-cased text of the entries joined with ``\\n``, capped at 100,000 characters."""
-    if not isinstance(history, list):
-        return ""
-    return "\n".join(entry_text(e) for e in history).lower()[:TEXT_DIGEST_CAP]
 
 
 def auto_name(history: Entries, today: _dt.date | None = None) -> str:
@@ -67,43 +59,6 @@ def auto_name(history: Entries, today: _dt.date | None = None) -> str:
             if text:
                 return text[:AUTO_NAME_MAX] + ("…" if len(text) > AUTO_NAME_MAX else "")
     return (today or _dt.date.today()).isoformat()
-
-
-def body_key(session_id: str) -> str:
-    return SESSION_BODY_PREFIX + session_id
-
-
-def _legacy_id(row: dict[str, Any]) -> str:
-    """A stable id for a legacy row that has none (so a re-run writes the same key)."""
-    return hex_of(digest_json(row))[:32]
-
-
-def _usable_id(value: Any) -> bool:
-    """Whether ``value`` can be a session id: a non-empty NUL-free Unicode string whose body
-    key fits the key limit."""
-    return (
-        isinstance(value, str)
-        and bool(value)
-        and "\x00" not in value
-        and len(body_key(value)) <= MAX_KEY_CHARS
-        and is_unicode(value)
-    )
-
-
-def needs_migration(raw: Any) -> bool:
-    """Whether a stored index has legacy rows (embedded history) or ids that are not unique
-    usable keys."""
-    if not isinstance(raw, list):
-        return False
-    seen: set[str] = set()
-    for r in raw:
-        if not isinstance(r, dict):
-            continue
-        sid: Any = r.get("id")
-        if "history" in r or not _usable_id(sid) or sid in seen:
-            return True
-        seen.add(sid)
-    return False
 
 
 def _check_id(session_id: Any) -> str:
@@ -167,48 +122,9 @@ class Sessions:
             return _clean_index(tx.kv_get([SESSIONS_INDEX_KEY]).get(SESSIONS_INDEX_KEY))
 
     def migrate_in(self, tx: Tx) -> list[dict[str, Any]]:
-        """Migrate the stored index inside ``tx`` (see the module docstring); returns the ids
-        given to rows whose own id could not be kept: ``[{"from", "to", "name"}]``."""
-        legacy = tx.index_light()
-        if not needs_migration(legacy):
-            return []
-        renamed: list[dict[str, Any]] = []
-        seen: set[str] = set()
-        light: list[Any] = []
-        for r in legacy:
-            if not isinstance(r, dict):
-                continue
-            row = dict(r)
-            old: Any = row.get("id")
-            sid: str
-            if _usable_id(old) and old not in seen:
-                sid = old
-            else:
-                sid = _legacy_id(r) if old is None else uuid.uuid4().hex
-                while sid in seen:
-                    sid = uuid.uuid4().hex
-                renamed.append({"from": old, "to": sid, "name": row.get("name", "")})
-            seen.add(sid)
-            row["id"] = sid
-            if "history" in row:
-                hist = row.pop("history")
-                if not isinstance(hist, list):
-                    hist = []
-                tx.kv_put(body_key(sid), hist)
-                row["textDigest"] = text_digest(hist)
-            elif sid != old and _usable_id(old):
-                # a repeated id: the copy gets its own body, so deleting one keeps the other
-                body = tx.kv_get([body_key(old)]).get(body_key(old))
-                if isinstance(body, list):
-                    tx.kv_put(body_key(sid), body)
-                    row["textDigest"] = text_digest(body)
-            row.setdefault("name", "")
-            row.setdefault("createdAt", 0)
-            row["pinned"] = bool(row.get("pinned", False))
-            row.setdefault("textDigest", "")
-            light.append(row)
-        tx.kv_put(SESSIONS_INDEX_KEY, light)
-        return renamed
+        """Migrate the stored index inside ``tx`` (:mod:`.legacy_index`); returns the ids given
+        to rows whose own id could not be kept: ``[{"from", "to", "name"}]``."""
+        return migrate_index(tx)
 
     # -- listing ----------------------------------------------------------------------------
     def list(self, q: str = "") -> RowList:
