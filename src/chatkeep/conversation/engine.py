@@ -70,6 +70,7 @@ from ..providers import (
     truncation_warning,
 )
 from ..rules.accounting import request_stats
+from ..rules.cache import prompt_cache_key
 from ..rules.context import stub_oversized_attachments
 from ..rules.wire import WireRequest, build_request
 from .turn import (
@@ -267,6 +268,9 @@ class Chat:
         self, turn: _Turn, history: list[Entry], previous_response_id: str | None = None
     ) -> WireRequest:
         card = turn.card
+        cache_key = None
+        if card.prompt_cache_key:  # one OpenAI cache route per profile and conversation (§6.3)
+            cache_key = prompt_cache_key(self.store.profile, self.store.sessions.active_id())
         return build_request(
             card.style,
             history,
@@ -278,6 +282,7 @@ class Chat:
             max_tokens=card.max_tokens,
             stream=card.stream,
             previous_response_id=previous_response_id,
+            prompt_cache_key=cache_key,
         )
 
     # -- the turn ---------------------------------------------------------------------------
@@ -349,6 +354,8 @@ class Chat:
         }
         if done.interrupted:
             assistant["interrupted"] = True
+        if done.usage is not None:
+            assistant["usage"] = dict(done.usage)
         reply.landed, reply.session_id = self._land(
             turn.user_entry, assistant, start_session, outcome.changed, not done.interrupted
         )

@@ -14,6 +14,7 @@ from typing import Any
 
 from ...entries import Entry
 from ...errors import ProviderConfigError
+from ..cache import plan_cache
 from ..images import prepare_history_for_model
 from .anthropic import build_anthropic
 from .base import HISTORY_STEPS, WireRequest, api_root, join_base_url, run_steps, serialize
@@ -51,8 +52,14 @@ def build_request(
     max_tokens: int | None = None,
     stream: bool = True,
     previous_response_id: str | None = None,
+    prompt_cache_key: str | None = None,
 ) -> WireRequest:
-    """The request for ``history`` + the new ``user_entry`` in the wire format of ``style``."""
+    """The request for ``history`` + the new ``user_entry`` in the wire format of ``style``.
+
+    ``anthropic`` requests get planned cache marks (:func:`~chatkeep.rules.cache.plan_cache`
+    over the stored history). ``prompt_cache_key`` (``chat``/``responses`` only; computed by the
+    caller, see :func:`chatkeep.rules.cache.prompt_cache_key`) is sent as the body's
+    ``prompt_cache_key`` when given."""
     builder = BUILDERS.get(style)
     if builder is None:
         raise ProviderConfigError(
@@ -67,6 +74,10 @@ def build_request(
         "max_tokens": max_tokens,
         "stream": stream,
     }
+    if prompt_cache_key and style in ("chat", "responses"):
+        kwargs["prompt_cache_key"] = prompt_cache_key
+    if style == "anthropic":
+        kwargs["cache_plan"] = plan_cache(history, user_entry)
     if previous_response_id:
         if style != "responses":
             raise ValueError("previous_response_id is only meaningful for the 'responses' style")
