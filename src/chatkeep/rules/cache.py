@@ -13,18 +13,21 @@ entry:
 
 - ``keep`` — the earliest cut this request's rules will rewrite on the next turn (``None`` when
   the next request repeats this one whole);
+- ``maybe`` — the attachment that ages next only if another attachment arrives first (it stops
+  being the newest), when that is earlier than ``keep``;
 - ``read`` — the earliest cut rewritten since the previous request (the labels of the images the
   previous turn carried, attachments aged since), or the end of the previous request's
   conversation when nothing was rewritten (``None`` on a first turn).
 
 :func:`place_breakpoints` turns a plan into at most :data:`MAX_BREAKPOINTS` marks over a flat
-list of blocks (each described by its cut and whether it is an empty text block): the system
-prompt, the last block before ``read`` (where the previous request wrote its own ``keep`` or end
-mark, so the cache lookup is exact: look-back distance 0, well within the API's 20 blocks), the
-last block before ``keep`` (written now, read next turn) and the last block. Duplicates merge;
-a mark never sits on an empty text block (it moves to the block before); when more than four
-marks remain the least useful go first (system, then the read mark — the keep and end marks are
-what the next request reads). A turn that rewrites nothing reads the whole previous request from
+list of blocks (each described by its cut and whether it is an empty text block), in order of
+usefulness: the last block (read next turn when nothing is rewritten), the last block before
+``keep`` (read next turn when the planned rewrite happens), the last block before ``read``
+(where the previous request wrote its own ``keep`` or end mark, so the lookup is exact:
+look-back distance 0, well within the API's 20 blocks), the last block before ``maybe``, and
+the system prompt. Duplicates merge; a mark never sits on an empty text block (it moves to the
+block before); the first four distinct marks are kept, so the system prompt — almost never the
+1,024 tokens a cache entry needs on its own — is the first to go. A turn that rewrites nothing reads the whole previous request from
 cache; a turn that rewrites reads everything before the rewrite.
 
 OpenAI caches prefixes automatically; :func:`prompt_cache_key` gives the stable routing key of
@@ -38,9 +41,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-
 from urllib.parse import urlsplit
 
+from ..constants import PAGE_CONTEXT_PREFIX
 from ..digest import digest_json, hex_of
 from ..entries import Entry, is_image_part, is_text_part
 from .context import age_stale_attachments
@@ -64,6 +67,7 @@ LOOK_BACK_BLOCKS = 20
 EPHEMERAL = {"type": "ephemeral"}
 
 Cut = tuple[int, int]
+_NEXT_ATTACHMENT: Entry = {"role": "user", "content": PAGE_CONTEXT_PREFIX + "\n"}
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,7 @@ class CachePlan:
 
     keep: Cut | None = None
     read: Cut | None = None
+    maybe: Cut | None = None
 
 
 @dataclass(frozen=True)
@@ -131,10 +136,16 @@ def plan_cache(history: list[Entry], user_entry: Entry) -> CachePlan:
     keep_cuts = [c for i, e in enumerate([*history, user_entry]) if (c := _label_cut(i, e))]
     keep_cuts += [(i, 0) for i in _newly_aged(history, [*history, user_entry], n)]
     keep = min(keep_cuts) if keep_cuts else None
+    # an attachment arriving next turn makes the newest one cold (if it is otherwise cold)
+    turn = [*history, user_entry]
+    maybe_cuts = [(i, 0) for i in _newly_aged(turn, [*turn, _NEXT_ATTACHMENT], n)]
+    maybe = min(maybe_cuts) if maybe_cuts else None
+    if maybe is not None and keep is not None and maybe >= keep:
+        maybe = None
 
     a1 = _last_assistant(history, n)
     if a1 < 0:
-        return CachePlan(keep=keep)
+        return CachePlan(keep=keep, maybe=maybe)
     # the previous request was built from history[:j] and carried history[j] as its question
     j = a1 - 1 if a1 > 0 and history[a1 - 1].get("role") == "user" else a1
     a2 = _last_assistant(history, j)
@@ -146,7 +157,7 @@ def plan_cache(history: list[Entry], user_entry: Entry) -> CachePlan:
             if k is not None:
                 read_cuts.append((i, k))
     read_cuts += [(i, 0) for i in _newly_aged(history[:j], history, j)]
-    return CachePlan(keep=keep, read=min(read_cuts))
+    return CachePlan(keep=keep, read=min(read_cuts), maybe=maybe)
 
 
 def _before(cuts: Sequence[Cut], cut: Cut) -> int:
@@ -177,24 +188,16 @@ def place_breakpoints(
             pos -= 1
         return pos
 
-    last = usable(len(cuts) - 1)
-    # in order of usefulness: end, keep, read
-    wanted: list[int] = [last]
-    if plan.keep is not None:
-        wanted.append(usable(_before(cuts, plan.keep)))
-    if plan.read is not None:
-        wanted.append(usable(_before(cuts, plan.read)))
-    blocks: list[int] = []
-    for pos in wanted:
-        if pos >= 0 and pos not in blocks:
-            blocks.append(pos)
-    system = has_system
-    while int(system) + len(blocks) > MAX_BREAKPOINTS:  # defensive: never with the plan above
-        if system:
-            system = False
-        else:
-            blocks.pop()
-    return Marks(system=system, blocks=tuple(sorted(blocks)))
+    # in order of usefulness (module docstring); -1 stands for the system prompt
+    wanted: list[int] = [usable(len(cuts) - 1)]
+    for cut in (plan.keep, plan.read, plan.maybe):
+        if cut is not None:
+            wanted.append(usable(_before(cuts, cut)))
+    marks: list[int] = []
+    for pos in [p for p in wanted if p >= 0] + ([-1] if has_system else []):
+        if pos not in marks and len(marks) < MAX_BREAKPOINTS:
+            marks.append(pos)
+    return Marks(system=-1 in marks, blocks=tuple(sorted(p for p in marks if p >= 0)))
 
 
 def prompt_cache_key(profile: str, session_id: str) -> str:

@@ -1,6 +1,6 @@
 """Anthropic Messages: ``POST {base}/messages`` (SPEC §6.3).
 
-- ``system`` is a separate list with one text block marked ``cache_control: ephemeral``;
+- ``system`` is a separate list with one text block;
 - content is always a list of blocks: text → ``text`` blocks (empty text dropped, the API
   rejects it), data-URL images → ``image`` blocks with a base64 source;
 - the first message must be ``user``: leading assistant entries (left over after the live
@@ -91,13 +91,18 @@ def _mark(messages: list[dict[str, Any]], positions: tuple[int, ...]) -> None:
             k += 1
 
 
+def _marked(
+    history: list[Entry], plan: CachePlan | None, has_system: bool
+) -> tuple[list[dict[str, Any]], bool]:
+    messages, cuts = _messages_with_cuts(history)
+    marks = place_breakpoints(cuts, plan or CachePlan(), has_system=has_system)
+    _mark(messages, marks.blocks)
+    return messages, marks.system
+
+
 def anthropic_messages(history: list[Entry], plan: CachePlan | None = None) -> list[dict[str, Any]]:
     """Messages in Anthropic shape (user first, roles alternating, planned cache marks)."""
-    messages, cuts = _messages_with_cuts(history)
-    if messages:
-        marks = place_breakpoints(cuts, plan or CachePlan())
-        _mark(messages, marks.blocks)
-    return messages
+    return _marked(history, plan, False)[0]
 
 
 def build_anthropic(
@@ -118,9 +123,12 @@ def build_anthropic(
         "model": model,
         "max_tokens": max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS,
     }
+    messages, system_marked = _marked([*history, user_entry], cache_plan, bool(system_prompt))
     if system_prompt:
-        body["system"] = [{"type": "text", "text": system_prompt, "cache_control": dict(EPHEMERAL)}]
-    messages = anthropic_messages([*history, user_entry], cache_plan)
+        block: dict[str, Any] = {"type": "text", "text": system_prompt}
+        if system_marked or not messages:
+            block["cache_control"] = dict(EPHEMERAL)
+        body["system"] = [block]
     if not messages:
         # An empty new turn after nothing sendable: the API needs one non-empty user message.
         messages = [
