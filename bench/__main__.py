@@ -18,7 +18,7 @@ import tempfile
 import time
 from typing import Any
 
-from bench import compare
+from bench import cache_economy, compare
 
 STORAGE = ("chatkeep", "openai-agents", "langgraph", "json-blob")
 REQUEST = {
@@ -267,9 +267,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     log("requests: replaying the figure-heavy conversation")
     rq = compare.requests(args.seed)
+    log("cache economy: pricing every strategy's requests under provider prompt caching")
+    cache = cache_economy.run(args.seed)
     with tempfile.TemporaryDirectory(prefix="chatkeep-bench-") as root:
         st = compare.storage(root, args.rounds, args.save_rounds, args.sessions, log)
     print_turns(rq)
+    cache_economy.print_table(cache)
     print(
         f"\nSummary — medians of {args.rounds} rounds ({args.save_rounds} for saves); ratio = chatkeep / system"
     )
@@ -285,7 +288,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         + compare.P.version("langchain-core")
     )
     log("done")
-    result = {"storage": st, "requests": {"totals": rq["totals"], "trimError": rq["trimError"]}}
+    result = {
+        "storage": st,
+        "requests": {"totals": rq["totals"], "trimError": rq["trimError"]},
+        "cacheEconomy": {k: v["ratios"] for k, v in cache.items()},
+    }
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(result, fh, indent=1, default=str)
