@@ -52,6 +52,7 @@ _LAZY: dict[str, str] = {
     "interleave_image_parts": ".rules.images",
     "is_attachment": ".entries",
     "is_context_overflow": ".rules.overflow",
+    "estimate_tokens": ".rules.accounting",
     "open": ".store",
     "parse_figure_labels": ".rules.labels",
     "prepare_history_for_model": ".rules.images",
@@ -61,14 +62,18 @@ _LAZY: dict[str, str] = {
     "serialize": ".rules.wire",
     "stamp_images_seen": ".rules.images",
     "stub_oversized_attachments": ".rules.context",
+    "turn_cost": ".rules.usage",
+    "usage_report": ".conversation.usage_report",
+    "usage_totals": ".rules.usage",
     "validate_entry": ".entries",
 }
 
 if TYPE_CHECKING:
     from typing import Any
 
+    from .conversation.usage_report import usage_report
     from .entries import is_attachment, validate_entry
-    from .rules.accounting import request_stats
+    from .rules.accounting import estimate_tokens, request_stats
     from .rules.context import (
         age_stale_attachments,
         build_agent_turn,
@@ -87,6 +92,7 @@ if TYPE_CHECKING:
     from .rules.overflow import is_context_overflow
     from .rules.redact import redact_text, redact_url
     from .rules.thumbnails import downscale_data_url
+    from .rules.usage import turn_cost, usage_totals
     from .rules.wire import WireRequest, build_request, serialize
     from .store import Store, open
 
@@ -130,6 +136,7 @@ __all__ = [
     "cap_turn_images",
     "compact_entry_image_parts",
     "downscale_data_url",
+    "estimate_tokens",
     "image_parts_bytes",
     "interleave_image_parts",
     "is_attachment",
@@ -143,5 +150,8 @@ __all__ = [
     "serialize",
     "stamp_images_seen",
     "stub_oversized_attachments",
+    "turn_cost",
+    "usage_report",
+    "usage_totals",
     "validate_entry",
 ]

@@ -14,7 +14,9 @@ history plus the draft of the next message, and reports (nothing is sent, nothin
 * ``savings`` — bytes, ratio, characters, images and image bytes saved against ``naive``;
 * ``prefix`` — bytes shared with the previous request of the conversation: the request actually
   sent last (kept under ``lastRequest`` by the sending engine, :func:`remember_request`), or,
-  before any send, the previous turn rebuilt from storage (``source`` says which).
+  before any send, the previous turn rebuilt from storage (``source`` says which);
+* ``cacheRead`` — the prompt tokens the provider's cache should serve for this request after
+  that previous one (:func:`~chatkeep.rules.cache_read.predicted_cache_read`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from .entries import (
 )
 from .errors import ProviderConfigError
 from .rules.accounting import request_stats
+from .rules.cache_read import predicted_cache_read
 from .rules.context import age_stale_attachments
 from .rules.images import prepare_history_for_model
 from .rules.wire import BUILDERS, build_request
@@ -206,4 +209,5 @@ def preview_request(
             "ratio": stats["prefixRatio"],
             "ofPrevious": stats["prefixOfPrevious"],
         },
+        "cacheRead": predicted_cache_read(request, previous),
     }

@@ -90,7 +90,15 @@ def entry_view(index: int, entry: dict[str, Any]) -> dict[str, Any]:
     if is_attachment(entry):
         first = next((p["text"] for p in parts if p["type"] == "text"), "")
         view["attachment"] = attachment_meta(first)
-    for key in ("attachId", "videoSrc", "imagesSeen", "summarized", "interrupted", "provider"):
+    for key in (
+        "attachId",
+        "videoSrc",
+        "imagesSeen",
+        "summarized",
+        "interrupted",
+        "provider",
+        "usage",
+    ):
         if key in entry:
             view[key] = entry[key]
     return view

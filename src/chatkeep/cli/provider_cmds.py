@@ -7,6 +7,7 @@ import click
 from ..errors import ProviderConfigError
 from .context import pass_ctx
 from .output import echo_json
+from .price_opts import apply_cost_options, cost_options
 
 STYLES = ("chat", "responses", "anthropic")
 
@@ -36,6 +37,7 @@ def provider_group() -> None:
     default=None,
     help="Make it the active provider (default: when it is the first).",
 )
+@cost_options
 @pass_ctx
 def add_cmd(
     ctx,
@@ -49,6 +51,7 @@ def add_cmd(
     no_stream: bool,
     server_transcript: bool,
     make_active: bool | None,
+    **cost: float | bool | None,
 ) -> None:  # noqa: ANN001, E501
     """Add (or replace) the provider card NAME. Keys are read from --api-key-env, never stored."""
     from ..providers import validate_card
@@ -62,7 +65,7 @@ def add_cmd(
         card["maxTokens"] = max_tokens
     if server_transcript:
         card["serverTranscript"] = True
-    card = validate_card(card, name=name)
+    card = validate_card(apply_cost_options(card, cost), name=name)
     store = ctx.store()
 
     def put(providers: object) -> dict:

@@ -72,6 +72,7 @@ from ..providers import (
 from ..rules.accounting import request_stats
 from ..rules.cache import prompt_cache_key
 from ..rules.context import stub_oversized_attachments
+from ..rules.usage import turn_cost
 from ..rules.wire import WireRequest, build_request
 from .turn import (
     Reply,
@@ -341,6 +342,7 @@ class Chat:
             rescued=bool(outcome.changed),
             dropped_images=turn.dropped,
             landed="none",
+            cost=turn_cost(done.usage, card.prices),
         )
         if done.interrupted and (discard_partial or not done.text):
             return reply
