@@ -34,6 +34,11 @@ class Text:
     cache_write_tokens: int = 0
     response_id: str | None = None
     stop_reason: str | None = None  # None: the style's normal end ("stop", "end_turn")
+    #: Server quirks met in the wild: chat chunks without ``choices[].index``; answering with
+    #: a stream although ``stream: false`` was asked (``True``) or with one JSON object
+    #: although a stream was asked (``False``); ``None`` follows the request.
+    omit_index: bool = False
+    force_stream: bool | None = None
 
     def pieces(self) -> list[str]:
         if self.chunks is not None:
@@ -163,7 +168,11 @@ def _chat_stream(body: Mapping[str, Any], reply: Text) -> Iterator[tuple[bool, b
             "created": created,
             "model": body.get("model", ""),
             "system_fingerprint": "fp_loopback",
-            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+            "choices": [
+                {"delta": delta, "logprobs": None, "finish_reason": finish}
+                if reply.omit_index
+                else {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+            ],
         }
 
     yield False, sse(chunk({"role": "assistant", "content": "", "refusal": None}))

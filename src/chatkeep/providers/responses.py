@@ -67,7 +67,14 @@ def _usage(response: Any) -> dict[str, int] | None:
 def _single(response: Any, card: Card, cancel: threading.Event | None) -> Iterator[Event]:
     if getattr(response, "error", None):
         raise _errors.stream_error(card, _dump(response.error))
-    text = response.output_text or ""
+    text = response.output_text
+    if text is None:  # a parsed JSON answer: no SDK property, join the output text parts
+        text = "".join(
+            part.text or ""
+            for item in response.output or ()
+            for part in (item.content or ())
+            if part.type == "output_text"
+        )
     if text:
         yield TextDelta(text)
     yield Done(
