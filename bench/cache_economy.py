@@ -14,8 +14,9 @@ For every turn four strategies build the request of both API families (``chat`` 
 rule, ``anthropic`` for Anthropic's): **naive** resend of the stored history (pixels and full
 attachments every time, one cache mark at the end for Anthropic), LangChain **trim_messages**
 (``strategy="last"``, system kept, starting on a human message, token budget = chatkeep's own
-estimate for that turn; one mark at the end), **chatkeep** (``build_request``, its planned
-marks), and the **floor** over chatkeep's own requests (:func:`bench.billing.bill_floor`).
+estimate for that turn; one mark at the end), **end-mark** (chatkeep's requests with the single
+end-of-request breakpoint chatkeep used before planning them), **chatkeep** (``build_request``,
+its planned marks), and the **floor** over chatkeep's own requests (:func:`bench.billing.bill_floor`).
 :mod:`bench.billing` prices the bodies (turns 60 s apart, 5-minute TTL); the table shows each
 figure as a ratio to naive, and chatkeep's billed input over the floor.
 
@@ -41,7 +42,7 @@ from chatkeep.rules.images import image_part, stamp_images_seen
 from chatkeep.rules.wire import build_request
 from chatkeep.rules.wire.anthropic import anthropic_messages
 
-STRATEGIES = ("naive", "trim", "chatkeep")
+STRATEGIES = ("naive", "trim", "end-mark", "chatkeep")
 TARGETS = {"anthropic": 0.60, "openai": 0.50, "tokens": 0.22, "floor": 1.15}
 Step = dict[str, Any]
 
@@ -100,6 +101,19 @@ def _anthropic_body(entries: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def _end_mark(body: dict[str, Any]) -> dict[str, Any]:
+    """chatkeep's request with the earlier single breakpoint: system and last block only."""
+    messages = []
+    for message in body["messages"]:
+        blocks = [{k: v for k, v in b.items() if k != "cache_control"} for b in message["content"]]
+        messages.append({**message, "content": blocks})
+    if messages:
+        last = messages[-1]["content"]
+        last[-1] = {**last[-1], "cache_control": {"type": "ephemeral"}}
+    system = [{**b, "cache_control": {"type": "ephemeral"}} for b in body.get("system") or []]
+    return {**body, "system": system, "messages": messages}
+
+
 def _naive_chat(entries: list[dict[str, Any]]) -> dict[str, Any]:
     return {"model": "m", "messages": [{"role": "system", "content": SYSTEM}, *entries]}
 
@@ -139,6 +153,7 @@ def _bodies(
             style, history, user_entry=user, system_prompt=SYSTEM, model="m", base_url="https://h"
         ).body
         out[("chatkeep", family)] = ours
+        out[("end-mark", family)] = ours if style == "chat" else _end_mark(ours)
         out[("naive", family)] = _naive_chat(raw) if style == "chat" else _anthropic_body(raw)
         if trim:
             budget = int(request_stats(ours)["estTokens"])
@@ -268,7 +283,7 @@ def print_table(result: dict[str, Any]) -> None:
     print("-" * len(head))
     for name, data in result.items():
         for strategy, r in data["ratios"].items():
-            label = "trim_messages" if strategy == "trim" else strategy
+            label = {"trim": "trim_messages", "end-mark": "ck, end mark"}.get(strategy, strategy)
             print(
                 f"{name:<12} {label:<15} {_fmt(r['tokens']):>12} {_fmt(r['openai']):>13} "
                 f"{_fmt(r['anthropic']):>16}"
