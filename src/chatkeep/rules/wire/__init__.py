@@ -9,7 +9,7 @@ byte-identical :func:`serialize` output.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ...entries import Entry
@@ -17,7 +17,15 @@ from ...errors import ProviderConfigError
 from ..cache import plan_cache
 from ..images import prepare_history_for_model
 from .anthropic import build_anthropic
-from .base import HISTORY_STEPS, WireRequest, api_root, join_base_url, run_steps, serialize
+from .base import (
+    HISTORY_STEPS,
+    HistoryStep,
+    WireRequest,
+    api_root,
+    join_base_url,
+    run_steps,
+    serialize,
+)
 from .chat import build_chat
 from .responses import build_responses
 
@@ -25,10 +33,12 @@ __all__ = [
     "BUILDERS",
     "HISTORY_STEPS",
     "STYLES",
+    "HistoryStep",
     "WireRequest",
     "api_root",
     "build_request",
     "join_base_url",
+    "run_steps",
     "serialize",
 ]
 
@@ -52,14 +62,19 @@ def build_request(
     max_tokens: int | None = None,
     stream: bool = True,
     previous_response_id: str | None = None,
+    steps: Sequence[HistoryStep] = HISTORY_STEPS,
     prompt_cache_key: str | None = None,
 ) -> WireRequest:
-    """The request for ``history`` + the new ``user_entry`` in the wire format of ``style``.
+    """The request for ``history`` + the new ``user_entry`` in the wire format of ``style``,
+    after the history ``steps`` (default :data:`HISTORY_STEPS`: age stale attachments, then
+    prepare for the model; ``steps=()`` resends the stored history verbatim, the naive
+    baseline of request accounting).
 
-    ``anthropic`` requests get planned cache marks (:func:`~chatkeep.rules.cache.plan_cache`
-    over the stored history). ``prompt_cache_key`` (``chat``/``responses`` only; computed by the
-    caller, see :func:`chatkeep.rules.cache.prompt_cache_key`) is sent as the body's
-    ``prompt_cache_key`` when given."""
+    ``anthropic`` requests built with the standard steps get planned cache marks
+    (:func:`~chatkeep.rules.cache.plan_cache` over the stored history: the plan knows what those
+    steps rewrite next); other steps get one mark at the end. ``prompt_cache_key``
+    (``chat``/``responses`` only; computed by the caller, see
+    :func:`chatkeep.rules.cache.prompt_cache_key`) is sent as the body's ``prompt_cache_key``."""
     builder = BUILDERS.get(style)
     if builder is None:
         raise ProviderConfigError(
@@ -76,12 +91,15 @@ def build_request(
     }
     if prompt_cache_key and style in ("chat", "responses"):
         kwargs["prompt_cache_key"] = prompt_cache_key
-    if style == "anthropic":
+    if style == "anthropic" and tuple(steps) == HISTORY_STEPS:
         kwargs["cache_plan"] = plan_cache(history, user_entry)
     if previous_response_id:
         if style != "responses":
-            raise ValueError("previous_response_id is only meaningful for the 'responses' style")
+            raise ProviderConfigError(
+                "previous_response_id is only meaningful for the 'responses' style",
+                hint="only OpenAI Responses cards can keep the transcript on the server",
+            )
         # The server holds the transcript: only the unanswered trailing run is read, unaged.
         kwargs["previous_response_id"] = previous_response_id
         return builder(prepare_history_for_model(history), **kwargs)
-    return builder(run_steps(history, HISTORY_STEPS), **kwargs)
+    return builder(run_steps(history, steps), **kwargs)
