@@ -110,3 +110,15 @@ def test_no_false_truncation_warning_on_small_images(tmp_path: Path, provider_se
     provider_server.queue(Text("short", prompt_tokens=100))  # a real cut still warns
     long = run(db, "chat", "lorem ipsum " * 800)
     assert "truncated" in long.stderr
+
+
+def test_request_shows_predicted_cache_read(tmp_path: Path, provider_server) -> None:  # noqa: F811
+    """After a long first turn, `request` predicts the cache serves the repeated prefix."""
+    db = tmp_path / "u.db"
+    _add(db, provider_server, "chat", True)
+    run(db, "chat", "lorem ipsum dolor " * 400)  # ~7,200 chars ≈ 1,800 tokens
+    preview = json.loads(run(db, "request", "--text", "next", "--json").stdout)
+    read = preview["cacheRead"]
+    assert read["tokens"] >= 1024 and read["tokens"] % 128 == 0
+    assert read["tokens"] <= read["ofTokens"]
+    assert "predicted cache read: ~" in run(db, "request", "--text", "next").stdout
