@@ -162,12 +162,13 @@ def _bodies(
     return out
 
 
-def replay(workload: str, seed: int = 7) -> dict[str, Any]:
-    """Blocks of every request of every strategy and family, turn by turn."""
+def replay(workload: str, seed: int = 7, steps: Iterator[Step] | None = None) -> dict[str, Any]:
+    """Blocks of every request of every strategy and family, turn by turn (``steps`` replaces
+    the named workload's turns, e.g. a shorter one)."""
     history: list[dict[str, Any]] = []
     requests: dict[tuple[str, str], list[list[B.Block]]] = {}
     trim_error = ""
-    for step in WORKLOADS[workload](seed):
+    for step in steps if steps is not None else WORKLOADS[workload](seed):
         history = [*history, *step["attachments"]]
         user = step["user"]
         try:
