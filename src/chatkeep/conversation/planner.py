@@ -32,6 +32,7 @@ from ..entries import (
     image_part_url,
     is_attachment,
     is_image_part,
+    last_question,
     text_length,
 )
 from ..errors import InvalidValue, ProviderConfigError
@@ -238,13 +239,6 @@ def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def _last_question(history: list[Entry]) -> int:
-    for i in range(len(history) - 1, -1, -1):
-        if history[i].get("role") == "user" and not is_attachment(history[i]):
-            return i
-    return -1
-
-
 def _preview_card(
     settings: dict[str, Any], provider: str | None, model: str | None, env: Any
 ) -> tuple[Card, dict[str, str] | None]:
@@ -283,7 +277,7 @@ def preview_request(
     previous: Any = stored.get("body") if isinstance(stored, dict) else None
     source = "sent" if isinstance(previous, dict) else None
     if source is None:
-        j = _last_question(history)
+        j = last_question(history)
         if j >= 0:
             previous = build_for_card(card, history[:j], history[j], system).body
             source = "rebuilt"

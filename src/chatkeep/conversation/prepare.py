@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..entries import Entry, entry_text, is_attachment
+from ..entries import Entry, entry_text, is_attachment, last_question
 from ..errors import InvalidValue
 from ..providers import Card, resolve_provider
 from .turn import build_user_entry, entry_images, system_prompt
@@ -40,13 +40,6 @@ class Turn:
     keep: list[Entry] = field(default_factory=list)
     #: send: the unanswered last question has this very text and images; it is answered
     reuse: bool = False
-
-
-def _last_question(history: list[Entry]) -> int:
-    for k in range(len(history) - 1, -1, -1):
-        if history[k].get("role") == "user" and not is_attachment(history[k]):
-            return k
-    return -1
 
 
 def _turn(
@@ -134,7 +127,7 @@ def prepare_regenerate(
     """Check sending the last question again in place of its answer (or answering it,
     when a failed send left it unanswered)."""
     history = profile.history.read()
-    i = _last_question(history)
+    i = last_question(history)
     if i < 0:
         raise InvalidValue("there is no question to regenerate", hint="send a message first")
     original = history[i]
