@@ -18,7 +18,7 @@ import tempfile
 import time
 from typing import Any
 
-from bench import cache_economy, compare
+from bench import cache_economy, compare, interop
 
 STORAGE = ("chatkeep", "openai-agents", "langgraph", "json-blob")
 REQUEST = {
@@ -258,6 +258,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     ap.add_argument("--sessions", type=int, default=1_000, help="saved sessions in the drawer")
     ap.add_argument("--seed", type=int, default=7, help="seed of the figure-heavy conversation")
+    ap.add_argument(
+        "--conversations", type=int, default=10_000, help="conversations in the import figure"
+    )
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
@@ -271,6 +274,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     cache = cache_economy.run(args.seed)
     with tempfile.TemporaryDirectory(prefix="chatkeep-bench-") as root:
         st = compare.storage(root, args.rounds, args.save_rounds, args.sessions, log)
+    log(f"interop: importing {args.conversations:,} ChatGPT conversations; Agents sessions")
+    io = interop.run(args.conversations)
     print_turns(rq)
     cache_economy.print_table(cache)
     print(
@@ -287,11 +292,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         + "; langchain-core "
         + compare.P.version("langchain-core")
     )
+    print("\nImport and integrations (side by side in this run)")
+    interop.print_rows(io["rows"])
     log("done")
     result = {
         "storage": st,
         "requests": {"totals": rq["totals"], "trimError": rq["trimError"]},
         "cacheEconomy": {k: v["ratios"] for k, v in cache.items()},
+        "interop": {"import": io["import"], "agents": io["agents"]},
     }
     if args.json:
         with open(args.json, "w") as fh:
