@@ -32,7 +32,7 @@ def test_every_style_sends_and_stores_one_turn(sqlite_store, provider_server, st
     assert isinstance(reply, Reply)
     assert reply.text == "Bonjour to you" and not reply.interrupted
     assert reply.provider == "loop" and reply.model == f"{style}-model"
-    assert reply.usage and reply.usage["prompt_tokens"] > 0
+    assert reply.usage and reply.usage["input"] > 0
     path = {
         "chat": "/v1/chat/completions",
         "responses": "/v1/responses",
@@ -49,6 +49,7 @@ def test_every_style_sends_and_stores_one_turn(sqlite_store, provider_server, st
         "role": "assistant",
         "content": "Bonjour to you",
         "provider": {"name": "loop", "model": f"{style}-model"},
+        "usage": reply.usage,  # the provider's own figures, normalised (SPEC §6.4)
     }
     assert history[0]["imagesSeen"] is True  # stamped after the successful turn
     assert history[0]["content"][1]["image_url"]["url"] == image  # pixels untouched

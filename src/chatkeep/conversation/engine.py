@@ -63,6 +63,7 @@ from ..providers import (
 )
 from ..rules.accounting import request_stats
 from ..rules.context import stub_oversized_attachments
+from ..rules.usage import turn_cost
 from . import prepare
 from .chain import remember_response
 from .landing import ARCHIVED_NOTICE, land
@@ -313,6 +314,7 @@ class Chat:
             rescued=bool(outcome.changed),
             dropped_images=turn.dropped,
             landed="none",
+            cost=turn_cost(done.usage, card.prices),
         )
         if done.interrupted and (discard_partial or not done.text):
             return reply
@@ -326,6 +328,8 @@ class Chat:
         }
         if done.interrupted:
             assistant["interrupted"] = True
+        if done.usage is not None:
+            assistant["usage"] = dict(done.usage)
         reply.landed, reply.session_id = land(
             self.store,
             turn.user_entry,
