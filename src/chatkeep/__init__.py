@@ -77,6 +77,7 @@ _LAZY: dict[str, str] = {
     "find_session": ".interop",
     "entry_text": ".entries",
     "entry_view": ".rules.views",
+    "estimate_tokens": ".rules.accounting",
     "extract_file": ".attach",
     "image_info": ".rules.views",
     "image_part_url": ".entries",
@@ -101,7 +102,10 @@ _LAZY: dict[str, str] = {
     "stub_oversized_attachments": ".rules.context",
     "summarize_attachment": ".conversation",
     "summarize_in_background": ".conversation",
+    "turn_cost": ".rules.usage",
     "undo_attach": ".attach",
+    "usage_report": ".conversation.usage_report",
+    "usage_totals": ".rules.usage",
     "validate_card": ".providers",
     "validate_entry": ".entries",
 }
@@ -130,6 +134,7 @@ if TYPE_CHECKING:
         summarize_in_background,
     )
     from .conversation.unsaved import save_unsaved_reply
+    from .conversation.usage_report import usage_report
     from .dataurl import (
         data_url_mime,
         decode_data_url,
@@ -153,6 +158,7 @@ if TYPE_CHECKING:
         validate_card,
     )
     from .rules.accounting import (
+        estimate_tokens,
         request_stats,
     )
     from .rules.context import (
@@ -183,6 +189,10 @@ if TYPE_CHECKING:
     )
     from .rules.thumbnails import (
         downscale_data_url,
+    )
+    from .rules.usage import (
+        turn_cost,
+        usage_totals,
     )
     from .rules.views import (
         entry_view,
@@ -264,6 +274,7 @@ __all__ = [
     "encode_data_url",
     "entry_text",
     "entry_view",
+    "estimate_tokens",
     "export_file",
     "export_lines",
     "export_text",
@@ -292,7 +303,10 @@ __all__ = [
     "stub_oversized_attachments",
     "summarize_attachment",
     "summarize_in_background",
+    "turn_cost",
     "undo_attach",
+    "usage_report",
+    "usage_totals",
     "validate_card",
     "validate_entry",
 ]

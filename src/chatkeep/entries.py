@@ -26,7 +26,10 @@ _OPTIONAL_FIELDS = {
     "summarized",
     "interrupted",
     "provider",
+    "usage",
 }
+#: The normalised token usage an assistant entry may carry (SPEC §6.4), all four, integers ≥ 0.
+USAGE_KEYS = ("input", "cachedRead", "cacheWrite", "output")
 
 
 def part_type(part: Any) -> str:
@@ -198,6 +201,11 @@ def validate_entry(entry: Any, index: int | None = None) -> None:
         and isinstance(prov.get("model"), str)
     ):
         raise InvalidEntry(f"{where}.provider must be {{name: str, model: str}}", field="provider")
+    if "usage" in entry and not is_usage(entry["usage"]):
+        raise InvalidEntry(
+            f"{where}.usage must be {{input, cachedRead, cacheWrite, output}} (integers ≥ 0)",
+            field="usage",
+        )
 
 
 def require_entry_list(value: Any, what: str = "history") -> list[Any]:
@@ -212,6 +220,18 @@ def require_list(value: Any, what: str, item: type | tuple[type, ...]) -> None:
     """A list (or tuple) whose items are all of type ``item`` (``InvalidValue`` else)."""
     if not isinstance(value, list | tuple) or not all(isinstance(v, item) for v in value):
         raise InvalidValue(f"{what} must be a list of {getattr(item, '__name__', 'values')}s")
+
+
+def is_usage(value: Any) -> bool:
+    """True for a normalised usage object: exactly :data:`USAGE_KEYS`, each an int ≥ 0."""
+    return (
+        isinstance(value, dict)
+        and set(value) == set(USAGE_KEYS)
+        and all(
+            isinstance(value[k], int) and not isinstance(value[k], bool) and value[k] >= 0
+            for k in USAGE_KEYS
+        )
+    )
 
 
 def validate_entries(entries: Any) -> None:
