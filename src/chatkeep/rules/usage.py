@@ -24,7 +24,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from ..entries import USAGE_KEYS, Entry, is_usage
+from ..entries import USAGE_KEYS, Entry, is_usage, require_entry_list
+from ..errors import InvalidEntry
 
 __all__ = [
     "EMPTY_TOTALS",
@@ -57,6 +58,8 @@ def _price(prices: Mapping[str, Any], key: str) -> float | None:
 
 def turn_cost(usage: Mapping[str, Any] | None, prices: Mapping[str, Any] | None) -> float | None:
     """Estimated cost of one turn (module docstring), or ``None``."""
+    if not isinstance(usage, Mapping) or not isinstance(prices, Mapping):
+        return None
     if not usage or not prices or not is_usage(dict(usage)):
         return None
     base = _price(prices, "input")
@@ -88,6 +91,9 @@ def add_totals(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
 
 def usage_totals(entries: Iterable[Entry], prices_of: PricesOf | None = None) -> dict[str, Any]:
     """Totals over the assistant entries of ``entries`` that carry usage (module docstring)."""
+    if isinstance(entries, str | bytes) or not isinstance(entries, Iterable):
+        raise InvalidEntry("entries must be a list of entry objects", field="entries")
+    entries = require_entry_list(list(entries), "entries")
     totals = dict(EMPTY_TOTALS)
     cost = 0.0
     for entry in entries:
