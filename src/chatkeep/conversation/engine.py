@@ -71,6 +71,7 @@ from ..providers import (
 )
 from ..rules.accounting import request_stats
 from ..rules.context import stub_oversized_attachments
+from ..rules.images import stamp_images_seen
 from ..rules.wire import WireRequest, build_request
 from .turn import (
     Reply,
@@ -495,7 +496,17 @@ class Chat:
                 landed = new is not None
                 return new
 
-            self.store.history.mutate(fn)
+            history = self.store.history
+            with history.locked():
+                if not changed and history.tail(1) == [user_entry]:
+                    # the usual turn: its question is the newest entry, so the reply is
+                    # appended and only the rows with unseen images are stamped
+                    if stamp:
+                        history.modify_unseen(stamp_images_seen)
+                    history.append(assistant)
+                    landed = True
+                else:
+                    history.mutate(fn)
         if landed:
             return "live", end_session or None
         target = self._origin_session(start_session, user_entry)

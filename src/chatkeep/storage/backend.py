@@ -29,6 +29,12 @@ class Backend(ABC):
     substring_fn = "instr"  # position of a substring, 0 when absent
     digest_table = "ck_session_digest"
 
+    #: The live history's row texts, ordered by position, joined with "," in one value.
+    joined_history_sql = (
+        "SELECT count(*), group_concat(value, ',') FROM"
+        " (SELECT value FROM ck_history WHERE profile=? ORDER BY pos)"
+    )
+
     def digest_search_sql(self, needle: str) -> tuple[str, str]:
         """SQL (profile, then one parameter) selecting ids whose digest contains ``needle``."""
         return (
@@ -98,6 +104,7 @@ class Backend(ABC):
             except BaseException as exc:
                 raise self._translated(exc) from exc
             tx = Tx(self, profile)
+            tx.write = write
             self._local.depth, self._local.tx, self._local.write = 1, tx, write
             try:
                 yield tx

@@ -60,6 +60,7 @@ class Profile:
         self.local = LocalArea(backend, profile, self.history)
         self.session = MemoryArea()
         self.sessions = Sessions(backend, profile, self.history)
+        self._settings: tuple[int, str] | None = None  # (key write counter, get_all() JSON)
 
     @property
     def url(self) -> str:
@@ -81,12 +82,21 @@ class Profile:
     # -- settings ---------------------------------------------------------------------------
     def get_all(self) -> dict[str, Any]:
         """``{**DEFAULTS, **stored}`` over :data:`GET_ALL_KEYS` only; never reads history,
-        sessions or image bytes. ``history`` is always ``[]`` here."""
+        sessions or image bytes. ``history`` is always ``[]`` here.
+
+        One indexed read of those keys, kept in this process until the profile's key write
+        counter moves (any key write, from any process): a repeated call reads one row."""
         with self._backend.transaction(self.profile, write=False) as tx:
+            version = tx.versions()[0]
+            cached = self._settings
+            if cached is not None and cached[0] == version:
+                return json.loads(cached[1])
             stored = tx.kv_get(list(GET_ALL_KEYS))
-        out = copy.deepcopy(DEFAULTS)
-        for key, value in stored.items():
-            out[key] = _merge_default(key, value) if key in DEFAULTS else value
+            out = copy.deepcopy(DEFAULTS)
+            for key, value in stored.items():
+                out[key] = _merge_default(key, value) if key in DEFAULTS else value
+            if not tx.write:  # a write transaction may still roll back what it read
+                self._settings = (version, json.dumps(out, ensure_ascii=False))
         return out
 
     def keep_original(self, entry: dict[str, Any]) -> bool:

@@ -60,6 +60,23 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             " digest TEXT NOT NULL, PRIMARY KEY (profile, id))",
         ],
     ),
+    (
+        # rows written before this migration count as "may hold unseen images": the first
+        # seen stamp reads them once and clears the flag of those that do not
+        "0003_history_unseen_flag",
+        [
+            "ALTER TABLE ck_history ADD COLUMN unseen INTEGER NOT NULL DEFAULT 1",
+            "CREATE INDEX IF NOT EXISTS ck_history_unseen ON ck_history (profile, pos)"
+            " WHERE unseen = 1",
+        ],
+    ),
+    (
+        "0004_profile_versions",
+        [
+            "CREATE TABLE IF NOT EXISTS ck_versions (profile TEXT PRIMARY KEY,"
+            " kv BIGINT NOT NULL DEFAULT 0, history BIGINT NOT NULL DEFAULT 0)",
+        ],
+    ),
 ]
 
 
@@ -88,6 +105,8 @@ class Tx:
     def __init__(self, backend: Any, profile: str) -> None:
         self._b = backend
         self.profile = profile
+        self._bumped: set[str] = set()
+        self.write = False  # set by the backend: whether this is a write transaction
 
     # -- raw access -------------------------------------------------------------------------
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -262,7 +281,24 @@ class Tx:
             return
         self._kv_write(key, text, blobs)
 
+    def bump(self, what: str) -> None:
+        """Count one more write of ``what`` (``kv`` or ``history``) for this profile, once per
+        transaction: per-process caches compare these counters instead of re-reading."""
+        if what in self._bumped:
+            return
+        self._bumped.add(what)
+        self.run(
+            f"INSERT INTO ck_versions (profile, {what}) VALUES (?, 1)"
+            f" ON CONFLICT (profile) DO UPDATE SET {what} = ck_versions.{what} + 1"
+        )
+
+    def versions(self) -> tuple[int, int]:
+        """(kv, history) write counters of this profile; they only ever grow."""
+        r = self.rows("SELECT kv, history FROM ck_versions WHERE profile=?")
+        return (int(r[0][0]), int(r[0][1])) if r else (0, 0)
+
     def _kv_write(self, key: str, text: str, blobs: dict[str, Blob]) -> None:
+        self.bump("kv")
         self.put_blobs(blobs)
         self.run(
             "INSERT INTO ck_kv (profile, key, value) VALUES (?,?,?)"
@@ -284,6 +320,7 @@ class Tx:
     def kv_delete(self, keys: Sequence[str]) -> None:
         if not keys:
             return
+        self.bump("kv")
         for chunk in _chunks(keys):
             self.run(
                 f"DELETE FROM ck_kv WHERE profile=? AND key IN ({self.marks(len(chunk))})", chunk
@@ -302,6 +339,7 @@ class Tx:
         return (int(r[0][0]), int(r[0][1])) if r else (0, 0)
 
     def hist_set_state(self, count: int, chars: int) -> None:
+        self.bump("history")
         self.run(
             "INSERT INTO ck_history_state (profile, live_count, live_chars) VALUES (?,?,?)"
             " ON CONFLICT (profile) DO UPDATE SET live_count = excluded.live_count,"
@@ -321,15 +359,68 @@ class Tx:
         r = self.rows("SELECT max(pos) FROM ck_history WHERE profile=?")
         return 0 if not r or r[0][0] is None else int(r[0][0]) + 1
 
-    def hist_insert(self, pos: int, chars: int, text: str, blobs: dict[str, Blob]) -> None:
+    def hist_joined(self) -> tuple[int, str] | None:
+        """(row count, every live row's text in order as one JSON array text): one row fetched."""
+        r = self.rows(self._b.joined_history_sql)
+        if not r or not r[0][0]:
+            return None
+        return int(r[0][0]), "[" + str(r[0][1]) + "]"
+
+    def hist_tail(self, n: int) -> list[tuple[int, int, str]]:
+        """The newest ``n`` live rows, newest first."""
+        return [
+            (int(p), int(c), v)
+            for p, c, v in self.rows(
+                "SELECT pos, chars, value FROM ck_history WHERE profile=? ORDER BY pos DESC LIMIT ?",
+                (n,),
+            )
+        ]
+
+    def hist_insert(
+        self, pos: int, chars: int, text: str, blobs: dict[str, Blob], unseen: bool = True
+    ) -> None:
+        self.bump("history")
         self.put_blobs(blobs)
         self.run(
-            "INSERT INTO ck_history (profile, pos, chars, value) VALUES (?,?,?,?)",
-            (pos, chars, text),
+            "INSERT INTO ck_history (profile, pos, chars, value, unseen) VALUES (?,?,?,?,?)",
+            (pos, chars, text, int(unseen)),
         )
         self.add_refs(f"h:{pos}", blobs)
 
+    def hist_unseen_rows(self) -> list[tuple[int, int, str]]:
+        """(pos, chars, text) of the live rows flagged as holding unseen images, in order."""
+        return [
+            (int(p), int(c), v)
+            for p, c, v in self.rows(
+                "SELECT pos, chars, value FROM ck_history WHERE profile=? AND unseen = 1"
+                " ORDER BY pos"
+            )
+        ]
+
+    def hist_update(
+        self, pos: int, chars: int, text: str, blobs: dict[str, Blob], unseen: bool
+    ) -> None:
+        """Rewrite one live row in place (its position, hence its order, is kept)."""
+        self.bump("history")
+        self.put_blobs(blobs)
+        self._b.execute(
+            "UPDATE ck_history SET chars=?, value=?, unseen=? WHERE profile=? AND pos=?",
+            (chars, text, int(unseen), self.profile, pos),
+        )
+        owner = f"h:{pos}"
+        old = self.drop_refs([owner])
+        self.add_refs(owner, blobs)
+        self.gc(old - set(blobs))
+
+    def hist_clear_unseen(self, positions: Sequence[int]) -> None:
+        for chunk in _chunks(positions):
+            self.run(
+                f"UPDATE ck_history SET unseen = 0 WHERE profile=? AND pos IN ({self.marks(len(chunk))})",
+                chunk,
+            )
+
     def hist_delete(self, positions: Sequence[int]) -> None:
+        self.bump("history")
         for chunk in _chunks(positions):
             self.run(
                 f"DELETE FROM ck_history WHERE profile=? AND pos IN ({self.marks(len(chunk))})",
@@ -339,6 +430,7 @@ class Tx:
 
     def archive_oldest(self, n: int) -> tuple[int, int]:
         """Move the ``n`` oldest live rows to the archive; returns (rows moved, chars moved)."""
+        self.bump("history")
         rows = self.rows(
             "SELECT pos, chars, value FROM ck_history WHERE profile=? ORDER BY pos LIMIT ?", (n,)
         )
@@ -389,6 +481,8 @@ class Tx:
         return True
 
     def wipe_profile(self) -> None:
+        self.bump("kv")  # the counter row itself is kept: counters only ever grow
+        self.bump("history")
         for table in (
             "ck_kv",
             "ck_history",
