@@ -16,6 +16,7 @@ and rewrites only those rows: its cost follows the entries it changes, not the h
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -37,6 +38,16 @@ if TYPE_CHECKING:
     from .sql import Tx
 
 Entries = list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    """The live rows' texts joined into one JSON array, at one value of the write counter."""
+
+    version: int
+    count: int
+    text: str
+    clean: bool  # no blob marker or escape to resolve, and every row is a readable entry
 
 
 @dataclass
@@ -64,12 +75,11 @@ def _setting(values: dict[str, Any], key: str) -> int:
     return int(DEFAULTS[key])
 
 
+_ROLES = ("user", "assistant")  # a tuple: a stored role may be unhashable
+
+
 def _readable(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and value.get("role") in ("user", "assistant")
-        and "content" in value
-    )
+    return isinstance(value, dict) and value.get("role") in _ROLES and "content" in value
 
 
 def _unseen(entry: Any) -> bool:
@@ -83,8 +93,7 @@ class History:
     def __init__(self, backend: Backend, profile: str) -> None:
         self._b = backend
         self._profile = profile
-        # (history write counter, joined row texts) as last read outside a write transaction
-        self._joined: tuple[int, tuple[int, str] | None] | None = None
+        self._cached: _Snapshot | None = None  # as last read outside a write transaction
 
     # -- reading ----------------------------------------------------------------------------
     def _load(self, tx: Tx) -> tuple[list[_Row], list[_Row], Entries]:
@@ -108,36 +117,50 @@ class History:
     def entries_in(self, tx: Tx) -> Entries:
         """The live entries: one fetch of every row's text joined, one parse, one blob query;
         row by row only when some row does not parse (to skip just that row)."""
-        joined = self._joined_in(tx)
-        if joined is None:
+        snap = self._snapshot(tx)
+        if snap is None:
             return []
-        count = joined[0]
+        if snap.clean:  # known: plain JSON, one readable entry per row
+            return list(json.loads(snap.text))
         try:
-            values = codec.decode(joined[1], tx.fetch_urls)
+            values = codec.decode(snap.text, tx.fetch_urls)
         except CorruptValue:
             values = None
-        if not isinstance(values, list) or len(values) != count:
+        if not isinstance(values, list) or len(values) != snap.count:
             return self._load(tx)[2]
-        return [v for v in values if _readable(v)]
+        return [v for v in values if isinstance(v, dict) and _readable(v)]
 
-    def _joined_in(self, tx: Tx) -> tuple[int, str] | None:
-        """The joined row texts (blob markers unresolved), cached in this process until the
+    def _snapshot(self, tx: Tx) -> _Snapshot | None:
+        """The joined row texts (blob markers unresolved), kept in this process until the
         profile's history write counter moves — in this process or in any other."""
         version = tx.versions()[1]
-        cached = self._joined
-        if cached is not None and cached[0] == version:
-            return cached[1]
+        cached = self._cached
+        if cached is not None and cached.version == version:
+            return cached if cached.count else None
         joined = tx.hist_joined()
+        count, text = joined if joined is not None else (0, "[]")
+        clean = False
+        if not codec.needs_resolve(text):
+            try:
+                values = json.loads(text)
+            except (TypeError, ValueError, RecursionError):
+                values = None
+            clean = (
+                isinstance(values, list)
+                and len(values) == count
+                and all(isinstance(v, dict) and _readable(v) for v in values)
+            )
+        snap = _Snapshot(version, count, text, clean)
         if not tx.write:  # a write transaction may still roll back what it read
-            self._joined = (version, joined)
-        return joined
+            self._cached = snap
+        return snap if count else None
 
     def tail(self, n: int) -> Entries:
         """The newest ``n`` live entries (fewer when the history is shorter), oldest first."""
         with self._b.transaction(self._profile, write=False) as tx:
             texts = [t for _p, _c, t in tx.hist_tail(n)]
             values = codec.decode_many(texts[::-1], tx.fetch_urls)
-        return [v for v in values if _readable(v)]
+        return [v for v in values if isinstance(v, dict) and _readable(v)]
 
     @contextmanager
     def locked(self) -> Iterator[None]:
