@@ -147,7 +147,10 @@ class Backend(ABC):
                 if name in done:
                     continue
                 for stmt in statements:
-                    tx._b.execute(stmt.replace("{blob}", self.blob_type))
+                    if callable(stmt):  # a data step, run with this backend
+                        stmt(self)
+                    else:
+                        tx._b.execute(stmt.replace("{blob}", self.blob_type))
                 tx._b.execute(
                     "INSERT INTO ck_migrations (name, applied_at) VALUES (?, ?)", (name, now_ms())
                 )

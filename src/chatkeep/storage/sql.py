@@ -3,7 +3,8 @@
 Layout (every row scoped by ``profile``; no query reads another profile's rows):
 
 ``ck_kv``            one row per area key; value = stored JSON text (:mod:`.codec`)
-``ck_history``       one row per live history entry, ordered by ``pos``; ``chars`` = text length
+``ck_history``       one row per live history entry, ordered by ``pos``; ``chars`` = text length;
+                     ``unseen`` = the entry has image parts and no ``imagesSeen: true``
 ``ck_archive``       entries dropped by the live window, in the order they were dropped
 ``ck_history_state`` live entry count and text length, so bounding never scans the history
 ``ck_blobs``         content-addressed image bytes (sha256 of the data URL)
@@ -15,6 +16,9 @@ Layout (every row scoped by ``profile``; no query reads another profile's rows):
                      digests back into its rows. On SQLite with FTS5 the digests live in
                      ``ck_session_fts`` instead, a trigram index, so a search that matches few
                      sessions does not scan every digest
+``ck_sessions``      the ``savedSessions`` list, one row per item (:mod:`.index_rows`), so one
+                     session's save, rename or delete writes one row
+``ck_versions``      per-profile write counters (keys, history): per-process caches check them
 ``ck_migrations``    applied schema migrations, by name
 
 Appending inserts one history row and one state update: its cost does not depend on the
@@ -29,12 +33,13 @@ from typing import Any, Protocol
 
 from ..constants import SESSIONS_INDEX_KEY
 from ..errors import CorruptValue
-from . import codec
+from . import codec, index_rows
 from .codec import Blob
+from .index_rows import ROWS_MARK, IndexRows
 
 SCHEMA_VERSION = 1
 
-MIGRATIONS: list[tuple[str, list[str]]] = [
+MIGRATIONS: list[tuple[str, list[Any]]] = [  # SQL text, or a step run with the backend
     (
         "0001_initial",
         [
@@ -77,6 +82,10 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             " kv BIGINT NOT NULL DEFAULT 0, history BIGINT NOT NULL DEFAULT 0)",
         ],
     ),
+    (
+        "0005_session_index_rows",
+        [*index_rows.MIGRATION, index_rows.convert_all_profiles],
+    ),
 ]
 
 
@@ -99,7 +108,7 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-class Tx:
+class Tx(IndexRows):
     """One backend transaction for one profile. Created only by a backend."""
 
     def __init__(self, backend: Any, profile: str) -> None:
@@ -200,6 +209,8 @@ class Tx:
                 chunk,
             ):
                 out[k] = v
+        if out.get(SESSIONS_INDEX_KEY) == ROWS_MARK:
+            out[SESSIONS_INDEX_KEY] = self.index_joined()
         return out
 
     def kv_get(self, keys: Sequence[str], corrupt: list[str] | None = None) -> dict[str, Any]:
@@ -244,6 +255,10 @@ class Tx:
                 light.append(row)
         gone = [i for i in self.digest_ids() if i not in listed]
         self.digest_delete(gone)
+        if isinstance(light, list):
+            self.index_write_all(light)
+            return
+        self.index_drop_rows()
         text, blobs = codec.encode(light)
         self._kv_write(SESSIONS_INDEX_KEY, text, blobs)
 
@@ -327,6 +342,7 @@ class Tx:
             )
         self.gc(self.drop_refs(["k:" + k for k in keys]))
         if SESSIONS_INDEX_KEY in keys:
+            self.index_drop_rows()
             self.digest_delete(self.digest_ids())
 
     def kv_keys(self, prefix: str = "") -> list[str]:
@@ -490,6 +506,7 @@ class Tx:
             "ck_history_state",
             "ck_blob_refs",
             "ck_blobs",
+            "ck_sessions",
             self._b.digest_table,
         ):
             self.run(f"DELETE FROM {table} WHERE profile=?")
@@ -501,6 +518,7 @@ class Tx:
 
         return {
             "kvBytes": one("SELECT sum(length(value)) FROM ck_kv WHERE profile=?")
+            + one("SELECT sum(length(value)) FROM ck_sessions WHERE profile=?")
             + one(f"SELECT sum(length(digest)) FROM {self._b.digest_table} WHERE profile=?"),
             "historyBytes": one("SELECT sum(length(value)) FROM ck_history WHERE profile=?"),
             "archiveBytes": one("SELECT sum(length(value)) FROM ck_archive WHERE profile=?"),
