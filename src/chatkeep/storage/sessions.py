@@ -162,7 +162,11 @@ class Sessions:
                 found = tx.index_matching(query)
                 ords = [o for o, _t in found]
                 decoded = codec.decode_many([t for _o, t in found], tx.fetch_urls)
-                pairs = [(o, r) for o, r in zip(ords, decoded, strict=True) if _valid(r)]
+                pairs: list[tuple[int, Row]] = [
+                    (o, r)
+                    for o, r in zip(ords, decoded, strict=True)
+                    if isinstance(r, dict) and _valid(r)
+                ]
             else:
                 pairs = list(enumerate(self._read_index(tx)))
         # pinned first, then newest; saves within one millisecond: the later index row is newer
@@ -204,16 +208,16 @@ class Sessions:
 
     def _save_in(self, tx: Tx, name: str | None, live: Entries) -> Row:
         sid = uuid.uuid4().hex
-        row = {
+        digest = text_digest(live)
+        row: Row = {
             "id": sid,
             "name": _check_name(name) if name and name.strip() else auto_name(live),
             "createdAt": now_ms(),
             "pinned": False,
-            "textDigest": text_digest(live),
         }
         tx.kv_put(body_key(sid), live)
-        tx.index_append({k: v for k, v in row.items() if k != "textDigest"})
-        tx.digest_put(sid, row["textDigest"])
+        tx.index_append(row)
+        tx.digest_put(sid, digest)
         self._evict(tx, keep=sid)
         tx.kv_put(ACTIVE_SESSION_KEY, sid)
         return _light(row)
