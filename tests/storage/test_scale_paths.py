@@ -152,7 +152,7 @@ def test_index_stored_before_rows_is_converted(spec) -> None:
     spec.raw_rows(
         "UPDATE ck_kv SET value=? WHERE profile=? AND key='savedSessions'", (old, spec.profile)
     )
-    spec.raw_rows("DELETE FROM ck_migrations WHERE name='0005_session_index_rows'")
+    spec.raw_rows("DELETE FROM ck_migrations WHERE name='0006_session_index_rows'")
     with spec.open() as s:
         assert s.sessions.list() == listed
         assert [r["id"] for r in s.sessions.list("alpha")] == [a["id"]]

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import NotFound
+from .. import NotFound
 from .context import pass_ctx
 from .output import echo_json, working
 
 if TYPE_CHECKING:
-    from ..attach.store_ops import AttachResult
+    from .. import AttachResult
 
 
 def _describe(result: AttachResult) -> str:
@@ -63,13 +63,13 @@ def attach_cmd(
 ) -> None:
     """Attach a web page, file, PDF or image, or a video transcript (--video URL --transcript FILE)."""
     # The attach layer is imported here: `chatkeep --help` must not load it.
-    from ..attach.store_ops import attach_source, attach_video
+    from .. import attach_source, attach_video
 
     written: list[bool] = []
 
     def summarize(store, attach_id: str) -> None:  # noqa: ANN001 - the attach hook's signature
         # the process ends with the command, so the summary runs now, in the foreground
-        from ..conversation import summarize_attachment
+        from .. import summarize_attachment
 
         with working("condensing the attachment with the active provider…"):
             written.append(summarize_attachment(store, attach_id))
@@ -107,7 +107,7 @@ def attach_cmd(
 @pass_ctx
 def undo_attach_cmd(ctx, attach_id: str, as_json: bool) -> None:  # noqa: ANN001
     """Remove an attachment from the live history by its attach id."""
-    from ..attach.store_ops import undo_attach
+    from .. import undo_attach
 
     if not undo_attach(ctx.store(), attach_id):
         raise NotFound(

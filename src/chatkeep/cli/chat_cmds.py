@@ -1,5 +1,7 @@
 """``chatkeep chat``, ``chatkeep edit`` and ``chatkeep regenerate`` (SPEC §3.5, §7.2).
 
+Each command asks the engine to prepare its turn (every check, nothing written), then runs it.
+
 The reply streams to stdout as it arrives; notices (retries, trimmed attachments, dropped
 images, truncation warnings) go to stderr. Ctrl-C stops the stream and keeps the partial answer
 marked ``interrupted``. With ``--json`` nothing streams and one JSON object is printed at the end.
@@ -15,7 +17,7 @@ from typing import Any
 
 import click
 
-from ..errors import AttachError
+from .. import AttachError
 from .context import pass_ctx
 from .output import echo_json
 
@@ -25,7 +27,7 @@ _MODEL = click.option("--model", help="Model to use instead of the card's own.")
 
 
 def _read_images(paths: tuple[str, ...]) -> list[str]:
-    from ..attach import extract_file
+    from .. import extract_file
 
     urls = []
     for path in paths:
@@ -86,6 +88,8 @@ def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
         click.echo("(stopped: the partial answer was kept)", err=True)
     if reply.landed == "session":
         click.echo(f"(the reply was saved into session {reply.session_id})", err=True)
+    elif reply.landed == "archive":
+        click.echo("(its session was deleted: question and reply are in the archive)", err=True)
 
 
 @click.command("chat")
@@ -105,8 +109,9 @@ def chat_cmd(
     ctx, text: str, images: tuple[str, ...], provider: str | None, model: str | None, as_json: bool
 ) -> None:  # noqa: ANN001
     """Send one message and stream the reply."""
-    pics = _read_images(images)
-    _run(ctx.store().chat.send, as_json, text=text, images=pics, provider=provider, model=model)
+    chat = ctx.store().chat
+    turn = chat.prepare_send(text, _read_images(images), provider, model)
+    _run(chat.run, as_json, turn=turn)
 
 
 @click.command("edit")
@@ -120,14 +125,8 @@ def edit_cmd(
     ctx, index: int, text: str, provider: str | None, model: str | None, as_json: bool
 ) -> None:  # noqa: ANN001
     """Edit your message at INDEX and send it again (everything after it is replaced)."""
-    _run(
-        ctx.store().chat.edit_and_resend,
-        as_json,
-        i=index,
-        text=text,
-        provider=provider,
-        model=model,
-    )
+    chat = ctx.store().chat
+    _run(chat.run, as_json, turn=chat.prepare_edit(index, text, None, provider, model))
 
 
 @click.command("regenerate")
@@ -137,4 +136,5 @@ def edit_cmd(
 @pass_ctx
 def regenerate_cmd(ctx, provider: str | None, model: str | None, as_json: bool) -> None:  # noqa: ANN001
     """Ask for a new answer to your last message."""
-    _run(ctx.store().chat.regenerate, as_json, provider=provider, model=model)
+    chat = ctx.store().chat
+    _run(chat.run, as_json, turn=chat.prepare_regenerate(provider, model))

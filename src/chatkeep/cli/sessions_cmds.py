@@ -6,9 +6,9 @@ import datetime as dt
 
 import click
 
-from ..errors import InvalidValue, NotFound
+from .. import InvalidValue, NotFound, entry_view
 from .context import pass_ctx
-from .output import echo_json, entry_view, render_entry
+from .output import echo_json, render_entry
 
 
 def _when(ms: object) -> str:

@@ -30,12 +30,12 @@ ROWS_MARK = '"\\u0000rows"'
 OWNER = "k:" + SESSIONS_INDEX_KEY
 _BIG = 2**62
 
-MIGRATION = [
+MIGRATION = (
     "CREATE TABLE IF NOT EXISTS ck_sessions (profile TEXT NOT NULL, ord BIGINT NOT NULL,"
     " id TEXT, created_at BIGINT NOT NULL, pinned INTEGER NOT NULL, name_lc TEXT NOT NULL,"
     " legacy INTEGER NOT NULL, value TEXT NOT NULL, PRIMARY KEY (profile, ord))",
     "CREATE INDEX IF NOT EXISTS ck_sessions_id ON ck_sessions (profile, id)",
-]
+)
 
 
 def _columns(item: Any) -> tuple[str | None, int, int, str, int]:
@@ -181,7 +181,7 @@ class IndexRows:
         ]
 
 
-def convert_all_profiles(backend: Any) -> None:
+def convert_all_profiles(backend: Any) -> bool:
     """Migration step: every profile's ``savedSessions`` list moves from ``ck_kv`` into rows."""
     for profile, text in backend.query(
         "SELECT profile, value FROM ck_kv WHERE key=?", (SESSIONS_INDEX_KEY,)
@@ -203,3 +203,4 @@ def convert_all_profiles(backend: Any) -> None:
             "UPDATE ck_kv SET value=? WHERE profile=? AND key=?",
             (ROWS_MARK, profile, SESSIONS_INDEX_KEY),
         )
+    return True

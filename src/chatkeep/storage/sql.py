@@ -28,7 +28,8 @@ history length. Reading small keys touches only ``ck_kv`` rows of those keys.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..constants import SESSIONS_INDEX_KEY
@@ -37,12 +38,25 @@ from . import codec, index_rows
 from .codec import Blob
 from .index_rows import ROWS_MARK, IndexRows
 
-SCHEMA_VERSION = 1
 
-MIGRATIONS: list[tuple[str, list[Any]]] = [  # SQL text, or a step run with the backend
-    (
+@dataclass(frozen=True)
+class Migration:
+    """One named schema change, applied once per database in its own transaction together
+    with its ``ck_migrations`` row. ``dialects`` limits it to some backends; ``run`` is a
+    callable for changes that are more than plain statements (it returns ``False`` when the
+    change is not possible on this server, which leaves it unrecorded, to be tried again)."""
+
+    name: str
+    statements: tuple[str, ...] = ()
+    dialects: tuple[str, ...] = ("sqlite", "postgresql")
+    run: Callable[[Any], bool] | None = None
+
+
+#: The shared registry, in order. Backends may add their own (see ``Backend.migrations``).
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
         "0001_initial",
-        [
+        (
             "CREATE TABLE IF NOT EXISTS ck_kv (profile TEXT NOT NULL, key TEXT NOT NULL,"
             " value TEXT NOT NULL, PRIMARY KEY (profile, key))",
             "CREATE TABLE IF NOT EXISTS ck_history (profile TEXT NOT NULL, pos BIGINT NOT NULL,"
@@ -56,37 +70,38 @@ MIGRATIONS: list[tuple[str, list[Any]]] = [  # SQL text, or a step run with the 
             "CREATE TABLE IF NOT EXISTS ck_blob_refs (profile TEXT NOT NULL, owner TEXT NOT NULL,"
             " hash TEXT NOT NULL, PRIMARY KEY (profile, owner, hash))",
             "CREATE INDEX IF NOT EXISTS ck_blob_refs_hash ON ck_blob_refs (profile, hash)",
-        ],
+        ),
     ),
-    (
+    Migration(
         "0002_session_digests",
-        [
+        (
             "CREATE TABLE IF NOT EXISTS ck_session_digest (profile TEXT NOT NULL, id TEXT NOT NULL,"
             " digest TEXT NOT NULL, PRIMARY KEY (profile, id))",
-        ],
+        ),
     ),
-    (
+    Migration(
         # rows written before this migration count as "may hold unseen images": the first
         # seen stamp reads them once and clears the flag of those that do not
-        "0003_history_unseen_flag",
-        [
+        "0004_history_unseen_flag",
+        (
             "ALTER TABLE ck_history ADD COLUMN unseen INTEGER NOT NULL DEFAULT 1",
             "CREATE INDEX IF NOT EXISTS ck_history_unseen ON ck_history (profile, pos)"
             " WHERE unseen = 1",
-        ],
+        ),
     ),
-    (
-        "0004_profile_versions",
-        [
+    Migration(
+        "0005_profile_versions",
+        (
             "CREATE TABLE IF NOT EXISTS ck_versions (profile TEXT PRIMARY KEY,"
             " kv BIGINT NOT NULL DEFAULT 0, history BIGINT NOT NULL DEFAULT 0)",
-        ],
+        ),
     ),
-    (
-        "0005_session_index_rows",
-        [*index_rows.MIGRATION, index_rows.convert_all_profiles],
+    Migration(
+        "0006_session_index_rows",
+        index_rows.MIGRATION,
+        run=index_rows.convert_all_profiles,
     ),
-]
+)
 
 
 class Cursorish(Protocol):
@@ -477,6 +492,10 @@ class Tx(IndexRows):
         return [
             r[0] for r in self.rows("SELECT value FROM ck_archive WHERE profile=? ORDER BY seq")
         ]
+
+    def archive_next_seq(self) -> int:
+        r = self.rows("SELECT max(seq) FROM ck_archive WHERE profile=?")
+        return 0 if not r or r[0][0] is None else int(r[0][0]) + 1
 
     def archive_count(self) -> int:
         return int(self.rows("SELECT count(*) FROM ck_archive WHERE profile=?")[0][0])

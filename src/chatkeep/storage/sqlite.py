@@ -9,8 +9,32 @@ from typing import Any
 
 from ..errors import ChatkeepError, StoreError
 from .backend import Backend
+from .sql import Migration
 
 BUSY_TIMEOUT_S = 60.0
+
+
+def _create_session_fts(backend: Backend) -> bool:
+    """Move session digests into an FTS5 trigram table (it answers substring ``LIKE`` from the
+    index); ``False`` when this SQLite has no FTS5 or no trigram tokenizer (the plain table
+    stays in use and the migration is tried again on a later open)."""
+    try:
+        backend.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS ck_session_fts USING fts5("
+            "profile UNINDEXED, id UNINDEXED, digest, tokenize='trigram')"
+        )
+    except sqlite3.OperationalError:
+        return False
+    backend.execute(
+        "INSERT INTO ck_session_fts (profile, id, digest)"
+        " SELECT profile, id, digest FROM ck_session_digest"
+    )
+    backend.execute("DELETE FROM ck_session_digest")
+    return True
+
+
+#: SQLite only: session digests in a trigram full-text index.
+SESSION_FTS = Migration("0003_sqlite_session_fts", dialects=("sqlite",), run=_create_session_fts)
 
 
 class SQLiteBackend(Backend):
@@ -51,25 +75,15 @@ class SQLiteBackend(Backend):
         self.migrate()
         self._use_trigram_index()
 
+    def migrations(self) -> tuple[Migration, ...]:
+        return (*super().migrations(), SESSION_FTS)
+
     def _use_trigram_index(self) -> None:
-        """Keep session digests in an FTS5 trigram table when this SQLite has FTS5 (it
-        answers substring LIKE queries from the index); otherwise the plain table is used."""
-        with self.transaction("", write=True):
+        """Search the FTS5 trigram table when migration ``0003_sqlite_session_fts`` made it."""
+        with self.transaction("", write=False):
             have = self.query("SELECT name FROM sqlite_master WHERE name='ck_session_fts'")
-            if not have:
-                try:
-                    self.execute(
-                        "CREATE VIRTUAL TABLE ck_session_fts USING fts5("
-                        "profile UNINDEXED, id UNINDEXED, digest, tokenize='trigram')"
-                    )
-                except sqlite3.OperationalError:  # no FTS5 (or no trigram tokenizer) here
-                    return
-                self.execute(
-                    "INSERT INTO ck_session_fts (profile, id, digest)"
-                    " SELECT profile, id, digest FROM ck_session_digest"
-                )
-                self.execute("DELETE FROM ck_session_digest")
-        self.digest_table = "ck_session_fts"
+        if have:
+            self.digest_table = "ck_session_fts"
 
     def digest_search_sql(self, needle: str) -> tuple[str, str]:
         if self.digest_table != "ck_session_fts" or "%" in needle or "_" in needle:
