@@ -145,6 +145,8 @@ class Backend(ABC):
         """Apply the named migrations not applied yet, in order, **each in its own
         transaction** with its bookkeeping row: a failure leaves every earlier one applied and
         this one not at all."""
+        if self._all_applied():  # the usual open: one read, no write transaction at all
+            return
         with self.transaction("", write=True):
             self.execute(
                 "CREATE TABLE IF NOT EXISTS ck_migrations"
@@ -162,6 +164,14 @@ class Backend(ABC):
                     "INSERT INTO ck_migrations (name, applied_at) VALUES (?, ?)",
                     (migration.name, now_ms()),
                 )
+
+    def _all_applied(self) -> bool:
+        try:
+            with self.transaction("", write=False):
+                done = {r[0] for r in self.query("SELECT name FROM ck_migrations")}
+        except StoreError:  # a new database: no bookkeeping table yet
+            return False
+        return all(m.name in done for m in self.migrations())
 
     def applied_migrations(self) -> list[str]:
         """Names of the migrations applied to this database, in the order applied."""
