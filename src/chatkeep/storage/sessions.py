@@ -217,7 +217,7 @@ class Sessions:
         }
         tx.kv_put(body_key(sid), live)
         tx.index_append(row)
-        tx.digest_put(sid, digest)
+        tx.digest_put(sid, digest, new=True)  # a fresh uuid4 id
         self._evict(tx, keep=sid)
         tx.kv_put(ACTIVE_SESSION_KEY, sid)
         return _light(row)

@@ -282,9 +282,12 @@ class Tx(HistoryRows, IndexRows):
         self._kv_write(SESSIONS_INDEX_KEY, text, blobs)
 
     # -- session digests --------------------------------------------------------------------
-    def digest_put(self, session_id: str, digest: str) -> None:
+    def digest_put(self, session_id: str, digest: str, *, new: bool = False) -> None:
+        """Store one session's digest; ``new``: the id is fresh, so there is no old digest to
+        delete (on the FTS5 table that delete scans every digest: its id is not indexed)."""
         table = self._b.digest_table
-        self.run(f"DELETE FROM {table} WHERE profile=? AND id=?", (session_id,))
+        if not new:
+            self.run(f"DELETE FROM {table} WHERE profile=? AND id=?", (session_id,))
         self.run(f"INSERT INTO {table} (profile, id, digest) VALUES (?,?,?)", (session_id, digest))
 
     def digest_ids(self) -> list[str]:
