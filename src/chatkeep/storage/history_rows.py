@@ -165,6 +165,16 @@ class HistoryRows:
             r[0] for r in self.rows("SELECT value FROM ck_archive WHERE profile=? ORDER BY seq")
         ]
 
+    def archive_page(self, after: int, limit: int) -> list[tuple[int, str]]:
+        """(seq, text) of up to ``limit`` archive rows after ``after``, in order."""
+        return [
+            (int(q), v)
+            for q, v in self.rows(
+                "SELECT seq, value FROM ck_archive WHERE profile=? AND seq > ? ORDER BY seq LIMIT ?",
+                (after, limit),
+            )
+        ]
+
     def archive_next_seq(self) -> int:
         r = self.rows("SELECT max(seq) FROM ck_archive WHERE profile=?")
         return 0 if not r or r[0][0] is None else int(r[0][0]) + 1

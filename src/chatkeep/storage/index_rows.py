@@ -35,6 +35,8 @@ MIGRATION = (
     " id TEXT, created_at BIGINT NOT NULL, pinned INTEGER NOT NULL, name_lc TEXT NOT NULL,"
     " legacy INTEGER NOT NULL, value TEXT NOT NULL, PRIMARY KEY (profile, ord))",
     "CREATE INDEX IF NOT EXISTS ck_sessions_id ON ck_sessions (profile, id)",
+    # the per-call "any legacy row left?" probe of sessions.index() reads this index only
+    "CREATE INDEX IF NOT EXISTS ck_sessions_legacy ON ck_sessions (profile) WHERE legacy = 1",
 )
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
+from typing import IO, Any
 
 from ..constants import DEFAULTS, GET_ALL_KEYS, ORIGINAL_PREFIX, SESSIONS_INDEX_KEY
 from ..entries import has_image_parts, image_part_url, is_image_part
@@ -136,6 +136,23 @@ class Profile:
             data,
             source=source,
             replace=replace,
+        )
+
+    def export_to(self, fh: IO[str]) -> dict[str, int]:
+        """Stream the export document into the text file ``fh`` one value at a time (memory
+        holds one entry or one session, not the profile); ``json.load`` of it equals
+        :meth:`export_data`. Returns counts of keys, live entries and archived entries."""
+        from .stream import export_to  # lazy: only export needs it
+
+        return export_to(self._backend, self.profile, self.history, fh)
+
+    def import_from(self, fh: IO[str], *, replace: bool = False) -> dict[str, Any]:
+        """Import a file written by :meth:`export_to` line by line (one transaction); any
+        other JSON file is read whole and goes through :meth:`import_data`."""
+        from .stream import import_from  # lazy: only import needs it
+
+        return import_from(
+            self._backend, self.profile, self.history, self.sessions, fh, replace=replace
         )
 
     def stats(self) -> dict[str, Any]:

@@ -262,6 +262,7 @@ class Tx(HistoryRows, IndexRows):
         """Store the sessions index: digests carried by rows go to ``ck_session_digest``, rows
         without one keep theirs, and digests of rows no longer listed are deleted."""
         listed: set[str] = set()
+        carried: dict[str, str] = {}
         light: Any = value
         if isinstance(value, list):
             light = []
@@ -269,11 +270,14 @@ class Tx(HistoryRows, IndexRows):
                 if isinstance(row, dict) and isinstance(row.get("id"), str):
                     listed.add(row["id"])
                     if isinstance(row.get("textDigest"), str):
-                        self.digest_put(row["id"], row["textDigest"])
+                        carried[row["id"]] = row["textDigest"]
                         row = {k: v for k, v in row.items() if k != "textDigest"}
                 light.append(row)
-        gone = [i for i in self.digest_ids() if i not in listed]
-        self.digest_delete(gone)
+        # one batched delete (old digests of carried rows, and of rows no longer listed), then
+        # plain inserts: no per-row delete, which scans the whole FTS5 table on SQLite
+        self.digest_delete([i for i in self.digest_ids() if i not in listed or i in carried])
+        for sid, digest in carried.items():
+            self.digest_put(sid, digest, new=True)
         if isinstance(light, list):
             self.index_write_all(light)
             return
