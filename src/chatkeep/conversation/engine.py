@@ -47,25 +47,26 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..entries import Entry, entry_text, is_attachment
+from ..entries import Entry
 from ..errors import ChatkeepError, ContextOverflow, InvalidValue
 from ..providers import (
     Card,
     Done,
     TextDelta,
-    resolve_provider,
     stream_with_retries,
     truncation_warning,
 )
 from ..rules.accounting import request_stats
 from ..rules.context import stub_oversized_attachments
+from . import prepare
 from .chain import remember_response
 from .landing import ARCHIVED_NOTICE, land
 from .planner import LAST_REQUEST_KEY, RequestPlan, plan_request, remember_request
-from .turn import Reply, build_user_entry, entry_images, system_prompt
+from .prepare import Turn
+from .turn import Reply
 
 if TYPE_CHECKING:
     from ..storage.profile import Profile
@@ -80,25 +81,6 @@ Callback = Callable[[str], object] | None
 
 
 @dataclass
-class Turn:
-    """A checked turn, ready to :meth:`Chat.run` (nothing has been written yet)."""
-
-    kind: str  # "send" | "edit" | "regenerate"
-    card: Card
-    user_entry: Entry
-    system: str
-    warnings: list[str] = field(default_factory=list)
-    dropped: int = 0
-    #: edit/regenerate: the index whose entry (``original``) and everything after is replaced
-    replace_at: int | None = None
-    original: Entry | None = None
-    #: regenerate: attachments after the question, kept before the new question
-    keep: list[Entry] = field(default_factory=list)
-    #: send: the unanswered last question has this very text and images; it is answered
-    reuse: bool = False
-
-
-@dataclass
 class _Outcome:
     done: Done
     plan: RequestPlan
@@ -110,13 +92,6 @@ class _Produced:
 
     def __init__(self) -> None:
         self.value = False
-
-
-def _last_question(history: list[Entry]) -> int:
-    for k in range(len(history) - 1, -1, -1):
-        if history[k].get("role") == "user" and not is_attachment(history[k]):
-            return k
-    return -1
 
 
 class Chat:
@@ -139,22 +114,7 @@ class Chat:
         self._lock = threading.Lock()
         self._cancels: set[threading.Event] = set()
 
-    # -- phase 1: prepare (validates, writes nothing) ----------------------------------------
-    def _turn(
-        self, kind: str, text: Any, images: Iterable[Any], provider: str | None, model: str | None
-    ) -> Turn:
-        settings = self.store.get_all()
-        card = resolve_provider(settings, provider, model, env=self.env)
-        entry, dropped, note = build_user_entry(text, images)
-        return Turn(
-            kind=kind,
-            card=card,
-            user_entry=entry,
-            system=system_prompt(settings),
-            warnings=[note] if note else [],
-            dropped=dropped,
-        )
-
+    # -- phase 1: prepare (checks everything, writes nothing; see .prepare) -----------------
     def prepare_send(
         self,
         text: str,
@@ -162,22 +122,8 @@ class Chat:
         provider: str | None = None,
         model: str | None = None,
     ) -> Turn:
-        """Check one new turn. Sending the text (and images) of the unanswered last question
-        again answers that question instead of adding a second one (§3.5)."""
-        turn = self._turn("send", text, images, provider, model)
-        history = self.store.history.read()
-        if history:
-            last = history[-1]
-            if (
-                last.get("role") == "user"
-                and not is_attachment(last)
-                and entry_text(last) == entry_text(turn.user_entry)
-                and entry_images(last) == entry_images(turn.user_entry)
-            ):
-                turn.reuse = True
-                turn.replace_at = len(history) - 1
-                turn.original = last
-        return turn
+        """Check one new turn (the unanswered last question with this text is reused)."""
+        return prepare.prepare_send(self.store, self.env, text, images, provider, model)
 
     def prepare_edit(
         self,
@@ -187,38 +133,12 @@ class Chat:
         provider: str | None = None,
         model: str | None = None,
     ) -> Turn:
-        """Check replacing user entry ``i`` (and everything after it) by ``text``;
-        ``images=None`` keeps the edited entry's images."""
-        history = self.store.history.read()
-        if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(history):
-            raise InvalidValue(
-                f"no history entry at index {i!r} (the live history has {len(history)})",
-                hint="see `chatkeep history` for the indexes",
-            )
-        original = history[i]
-        if original.get("role") != "user" or is_attachment(original):
-            raise InvalidValue(
-                f"entry {i} is not a message you wrote", hint="only your own messages can be edited"
-            )
-        pics = entry_images(original) if images is None else images
-        turn = self._turn("edit", text, pics, provider, model)
-        turn.replace_at, turn.original = i, original
-        return turn
+        """Check replacing user entry ``i`` and everything after it by ``text``."""
+        return prepare.prepare_edit(self.store, self.env, i, text, images, provider, model)
 
     def prepare_regenerate(self, provider: str | None = None, model: str | None = None) -> Turn:
-        """Check sending the last question again in place of its answer (or answering it,
-        when a failed send left it unanswered)."""
-        history = self.store.history.read()
-        i = _last_question(history)
-        if i < 0:
-            raise InvalidValue("there is no question to regenerate", hint="send a message first")
-        original = history[i]
-        turn = self._turn(
-            "regenerate", entry_text(original), entry_images(original), provider, model
-        )
-        turn.replace_at, turn.original = i, original
-        turn.keep = [e for e in history[i + 1 :] if is_attachment(e)]
-        return turn
+        """Check answering the last question again (or for the first time, after a failure)."""
+        return prepare.prepare_regenerate(self.store, self.env, provider, model)
 
     # -- one-call forms ----------------------------------------------------------------------
     def send(

@@ -22,7 +22,8 @@ history verbatim, prefix reuse against the request sent last). It sends and writ
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from ..entries import (
@@ -31,6 +32,7 @@ from ..entries import (
     image_part_url,
     is_attachment,
     is_image_part,
+    last_question,
     text_length,
 )
 from ..errors import InvalidValue, ProviderConfigError
@@ -63,15 +65,24 @@ _NO_CARD = Card(name="", style="chat", base_url="http://127.0.0.1/v1", model="mo
 
 @dataclass(frozen=True)
 class RequestPlan:
-    """One planned request and how each stored entry goes out (see the module docstring)."""
+    """One planned request and how each stored entry goes out (see the module docstring).
+    ``entries`` is worked out on first use, so a send that never shows it does not pay."""
 
     request: WireRequest
     card: Card
     history: list[Entry]
     user_entry: Entry
-    entries: list[dict[str, Any]] = field(default_factory=list)
-    steps: tuple[str, ...] = ()
+    step_functions: tuple[HistoryStep, ...] = HISTORY_STEPS
     previous_response_id: str | None = None
+    held_by_server: int = 0
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        return tuple(getattr(s, "__name__", repr(s)) for s in self.step_functions)
+
+    @cached_property
+    def entries(self) -> list[dict[str, Any]]:
+        return _treatments(self.history, self.step_functions, self.held_by_server)
 
 
 def build_for_card(
@@ -166,9 +177,9 @@ def plan_request(
         card=card,
         history=history,
         user_entry=user_entry,
-        entries=_treatments(history, steps, _held_by_server(history) if previous else 0),
-        steps=tuple(getattr(s, "__name__", repr(s)) for s in steps),
+        step_functions=tuple(steps),
         previous_response_id=previous,
+        held_by_server=_held_by_server(history) if previous else 0,
     )
 
 
@@ -215,13 +226,6 @@ def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
     return rows
 
 
-def _last_question(history: list[Entry]) -> int:
-    for i in range(len(history) - 1, -1, -1):
-        if history[i].get("role") == "user" and not is_attachment(history[i]):
-            return i
-    return -1
-
-
 def _preview_card(
     settings: dict[str, Any], provider: str | None, model: str | None, env: Any
 ) -> tuple[Card, dict[str, str] | None]:
@@ -258,7 +262,7 @@ def preview_request(
     previous: Any = stored.get("body") if isinstance(stored, dict) else None
     source = "sent" if isinstance(previous, dict) else None
     if source is None:
-        j = _last_question(history)
+        j = last_question(history)
         if j >= 0:
             previous = build_for_card(card, history[:j], history[j], system).body
             source = "rebuilt"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..constants import (
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 Row = dict[str, Any]
 RowList = list[Row]  # the class below has a method named `list`
+_ID_MAX = 192  # "session_" + id stays within the 200-character key limit
 
 
 def text_digest(history: Any) -> str:
@@ -217,7 +218,7 @@ class Sessions:
         }
         tx.kv_put(body_key(sid), live)
         tx.index_append(row)
-        tx.digest_put(sid, digest, new=True)  # a fresh uuid4 id
+        tx.digest_add(sid, digest)  # a fresh uuid4 id: no old digest
         self._evict(tx, keep=sid)
         tx.kv_put(ACTIVE_SESSION_KEY, sid)
         return _light(row)
@@ -229,6 +230,49 @@ class Sessions:
             if not live:
                 return None
             return self._save_in(tx, name, live)
+
+    def add_many(self, sessions: Iterable[tuple[Row, Entries]]) -> RowList:
+        """Add saved sessions with given ``id``, ``name`` and ``createdAt`` (an import).
+
+        One write transaction for the whole batch: each body is validated and written as it
+        comes (so a long iterable is never held in memory), the index is written once at the
+        end. A row whose id is already saved (or repeated in the batch) is skipped, so adding
+        the same batch twice adds nothing. Any error — an invalid body, or one raised by the
+        iterable itself — rolls back everything. The live history, ``activeSessionId`` and
+        the ``maxSessions`` cap are not touched. Returns the light rows added."""
+        self._ensure_migrated()
+        added: RowList = []
+        with self._b.transaction(self._profile) as tx:
+            index = self._read_index(tx)
+            known = {r["id"] for r in index}
+            for row, body in sessions:
+                sid = row.get("id")
+                if not isinstance(sid, str) or not sid or len(sid) > _ID_MAX:
+                    raise InvalidValue(
+                        f"a session id must be a non-empty string of at most {_ID_MAX} characters",
+                        hint="derive ids from the source's own conversation ids",
+                    )
+                if sid in known:
+                    continue
+                validate_entries(body)
+                created = row.get("createdAt")
+                name = row.get("name")
+                new = {
+                    "id": sid,
+                    "name": _check_name(name)
+                    if isinstance(name, str) and name.strip()
+                    else auto_name(body),
+                    "createdAt": _ms_or_now(created),
+                    "pinned": bool(row.get("pinned", False)),
+                }
+                tx.kv_put(body_key(sid), body)
+                tx.digest_add(sid, text_digest(body))
+                known.add(sid)
+                index.append(new)
+                added.append(_light(new))
+            if added:
+                tx.kv_put(SESSIONS_INDEX_KEY, index)
+        return added
 
     def _update_in(self, tx: Tx, session_id: str, body: Entries) -> Row | None:
         """Write one session's body and digest; its index row (name, pin, place) is kept."""
@@ -365,6 +409,12 @@ class Sessions:
 
 def _valid(row: Any) -> bool:
     return isinstance(row, dict) and isinstance(row.get("id"), str) and bool(row["id"])
+
+
+def _ms_or_now(v: Any) -> int:
+    if isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v < 1e15:
+        return int(v)
+    return now_ms()
 
 
 def _num(v: Any) -> float:

@@ -277,7 +277,7 @@ class Tx(HistoryRows, IndexRows):
         # plain inserts: no per-row delete, which scans the whole FTS5 table on SQLite
         self.digest_delete([i for i in self.digest_ids() if i not in listed or i in carried])
         for sid, digest in carried.items():
-            self.digest_put(sid, digest, new=True)
+            self.digest_add(sid, digest)
         if isinstance(light, list):
             self.index_write_all(light)
             return
@@ -286,13 +286,20 @@ class Tx(HistoryRows, IndexRows):
         self._kv_write(SESSIONS_INDEX_KEY, text, blobs)
 
     # -- session digests --------------------------------------------------------------------
-    def digest_put(self, session_id: str, digest: str, *, new: bool = False) -> None:
-        """Store one session's digest; ``new``: the id is fresh, so there is no old digest to
-        delete (on the FTS5 table that delete scans every digest: its id is not indexed)."""
+    def digest_put(self, session_id: str, digest: str) -> None:
+        """Replace one session's digest (on the FTS5 table the delete scans every digest: its
+        id is not indexed, so fresh ids go through :meth:`digest_add`)."""
         table = self._b.digest_table
-        if not new:
-            self.run(f"DELETE FROM {table} WHERE profile=? AND id=?", (session_id,))
+        self.run(f"DELETE FROM {table} WHERE profile=? AND id=?", (session_id,))
         self.run(f"INSERT INTO {table} (profile, id, digest) VALUES (?,?,?)", (session_id, digest))
+
+    def digest_add(self, session_id: str, digest: str) -> None:
+        """Insert the digest of a session that has none yet (no delete first: an id not in the
+        index has no digest row, since every index write removes the rows of unlisted ids)."""
+        self.run(
+            f"INSERT INTO {self._b.digest_table} (profile, id, digest) VALUES (?,?,?)",
+            (session_id, digest),
+        )
 
     def digest_ids(self) -> list[str]:
         return [r[0] for r in self.rows(f"SELECT id FROM {self._b.digest_table} WHERE profile=?")]
