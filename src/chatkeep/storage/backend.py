@@ -131,6 +131,19 @@ class Backend(ABC):
         finally:
             self.lock.release()
 
+    def read_one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """The first column of the first row of one read statement, or None: a single
+        statement is atomic by itself, so no explicit transaction is opened (inside one on
+        this thread, it joins it)."""
+        if self._closed:
+            raise StoreError("the store is closed", hint="open it again with chatkeep.open()")
+        with self.lock:
+            try:
+                rows = self.query(sql, params)
+            except BaseException as exc:  # autocommit: a failed statement leaves no transaction
+                raise self._translated(exc) from exc
+        return rows[0][0] if rows else None
+
     def _translated(self, exc: BaseException) -> BaseException:
         if isinstance(exc, ChatkeepError):
             return exc

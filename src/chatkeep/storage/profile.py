@@ -86,11 +86,15 @@ class Profile:
 
         One indexed read of those keys, kept in this process until the profile's key write
         counter moves (any key write, from any process): a repeated call reads one row."""
+        cached = self._settings
+        if cached is not None:  # the usual call: one autocommit read of the counter row
+            now = self._backend.read_one(
+                "SELECT kv FROM ck_versions WHERE profile=?", (self.profile,)
+            )
+            if (int(now) if now is not None else 0) == cached[0]:
+                return json.loads(cached[1])
         with self._backend.transaction(self.profile, write=False) as tx:
             version = tx.versions()[0]
-            cached = self._settings
-            if cached is not None and cached[0] == version:
-                return json.loads(cached[1])
             stored = tx.kv_get(list(GET_ALL_KEYS))
             out = copy.deepcopy(DEFAULTS)
             for key, value in stored.items():
