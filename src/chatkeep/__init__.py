@@ -77,6 +77,7 @@ _LAZY: dict[str, str] = {
     "find_session": ".interop",
     "entry_text": ".entries",
     "entry_view": ".rules.views",
+    "estimate_tokens": ".rules.accounting",
     "extract_file": ".attach",
     "image_info": ".rules.views",
     "image_part_url": ".entries",
@@ -99,7 +100,10 @@ _LAZY: dict[str, str] = {
     "stub_oversized_attachments": ".rules.context",
     "summarize_attachment": ".conversation",
     "summarize_in_background": ".conversation",
+    "turn_cost": ".rules.usage",
     "undo_attach": ".attach",
+    "usage_report": ".conversation.usage_report",
+    "usage_totals": ".rules.usage",
     "validate_card": ".providers",
     "validate_entry": ".entries",
 }
@@ -127,6 +131,7 @@ if TYPE_CHECKING:
         summarize_attachment,
         summarize_in_background,
     )
+    from .conversation.usage_report import usage_report
     from .dataurl import (
         data_url_mime,
         decode_data_url,
@@ -149,6 +154,7 @@ if TYPE_CHECKING:
         validate_card,
     )
     from .rules.accounting import (
+        estimate_tokens,
         request_stats,
     )
     from .rules.context import (
@@ -179,6 +185,10 @@ if TYPE_CHECKING:
     )
     from .rules.thumbnails import (
         downscale_data_url,
+    )
+    from .rules.usage import (
+        turn_cost,
+        usage_totals,
     )
     from .rules.views import (
         entry_view,
@@ -260,6 +270,7 @@ __all__ = [
     "encode_data_url",
     "entry_text",
     "entry_view",
+    "estimate_tokens",
     "export_file",
     "export_lines",
     "export_text",
@@ -286,7 +297,10 @@ __all__ = [
     "stub_oversized_attachments",
     "summarize_attachment",
     "summarize_in_background",
+    "turn_cost",
     "undo_attach",
+    "usage_report",
+    "usage_totals",
     "validate_card",
     "validate_entry",
 ]
