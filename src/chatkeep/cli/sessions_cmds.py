@@ -8,7 +8,7 @@ import click
 
 from .. import InvalidValue, NotFound, entry_view
 from .context import pass_ctx
-from .output import echo_json, render_entry
+from .output import echo_columns, echo_json, render_entry
 
 
 def _when(ms: object) -> str:
@@ -42,18 +42,14 @@ def list_cmd(ctx, query: str, as_json: bool) -> None:  # noqa: ANN001
     if not rows:
         click.echo("(no matching sessions)" if query.strip() else "(no saved sessions)")
         return
-    from rich.console import Console  # lazy: rich only for tables
-    from rich.table import Table
-
-    table = Table(box=None, header_style="bold")
-    for col in ("id", "name", "created", "pinned") + (("match",) if query.strip() else ()):
-        table.add_column(col, no_wrap=col == "id")
+    headers = ("id", "name", "created", "pinned") + (("match",) if query.strip() else ())
+    table = []
     for r in rows:
         cells = [r["id"], r["name"], _when(r["createdAt"]), "★" if r["pinned"] else ""]
         if query.strip():
             cells.append("content" if r.get("contentMatch") else "name")
-        table.add_row(*cells)
-    Console().print(table)
+        table.append(cells)
+    echo_columns(headers, table)
 
 
 @sessions_group.command("save")

@@ -119,6 +119,12 @@ class SQLiteBackend(Backend):
                 f"cannot open the SQLite store at {path}: {exc}",
                 hint="check that the directory exists and is writable, or pass another --store",
             ) from exc
+        if sqlite3.sqlite_version_info >= (3, 44):  # ordered aggregates; before, the
+            # ordered subquery of the base class gives the order (SQLite does not flatten it)
+            self.joined_history_sql = (
+                "SELECT count(*), group_concat(value, ',' ORDER BY pos) FROM ck_history"
+                " WHERE profile=?"
+            )
         self.migrate()
         self._use_trigram_index()
 
