@@ -43,12 +43,18 @@ MIGRATION = (
 def _columns(item: Any) -> tuple[str | None, int, int, str, int]:
     if not isinstance(item, dict):
         return None, 0, 0, "", 0
-    sid = item.get("id") if isinstance(item.get("id"), str) else None
+    raw_id = item.get("id")
+    # an id no key can be made of (not a string, empty, NUL, too long) is stored as NULL and
+    # marks the row legacy: the next index read migrates it to a fresh id (the row's value
+    # keeps the original). A NUL cannot go into a PostgreSQL text column at all.
+    usable = isinstance(raw_id, str) and raw_id and "\x00" not in raw_id and len(raw_id) <= 192
+    sid = raw_id if usable else None
     created = item.get("createdAt")
     num = created if isinstance(created, int | float) and not isinstance(created, bool) else 0
     when = int(max(-_BIG, min(_BIG, num))) if num == num else 0  # NaN cannot be stored anyway
     pinned = 1 if item.get("pinned") else 0
-    return sid, when, pinned, str(item.get("name", "")).lower(), int("history" in item)
+    name_lc = str(item.get("name", "")).lower().replace("\x00", "")
+    return sid, when, pinned, name_lc, int("history" in item or not usable)
 
 
 class IndexRows:

@@ -112,10 +112,7 @@ class Sessions:
     def _ensure_migrated(self) -> None:
         with self._b.transaction(self._profile, write=False) as tx:
             if not tx.index_has_legacy() and not tx.rows(  # indexed probes, not a full read
-                "SELECT 1 FROM ck_sessions WHERE profile=? AND (id IS NULL OR"
-                " length(id) > 192 OR id = '') UNION ALL SELECT 1 FROM ck_sessions"
-                " WHERE profile=? GROUP BY id HAVING count(*) > 1 LIMIT 1",
-                (tx.profile,),
+                "SELECT 1 FROM ck_sessions WHERE profile=? GROUP BY id HAVING count(*) > 1 LIMIT 1"
             ):
                 return
             raw = tx.index_light()
