@@ -38,9 +38,33 @@ def _read_images(paths: tuple[str, ...]) -> list[str]:
     return urls
 
 
+def _wait(finished: threading.Event, cancel: threading.Event) -> bool:
+    """Wait for the turn; the first Ctrl-C stops the stream and waits for the partial answer
+    to be saved, a second one stops waiting. True when the user pressed Ctrl-C.
+
+    The wait is on an Event, never on ``Thread.join``: on Python 3.11 a ``join`` interrupted by
+    Ctrl-C marks the thread as finished while it still runs, so the next ``join`` returns at
+    once and the reply is lost."""
+    interrupted = False
+    while True:
+        try:
+            while not finished.wait(0.1):
+                pass
+            return interrupted
+        except KeyboardInterrupt:
+            if interrupted:
+                click.echo("(stopped without waiting: the partial answer may be lost)", err=True)
+                sys.exit(130)
+            interrupted = True
+            cancel.set()
+            click.echo("\n(stopping… press Ctrl-C again to quit at once)", err=True)
+
+
 def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
-    """Run one turn in a worker thread so Ctrl-C can stop the stream cleanly."""
+    """Run one turn in a worker thread so Ctrl-C can stop the stream cleanly; a turn stopped by
+    Ctrl-C keeps its partial answer (``interrupted``) and exits 130."""
     cancel = threading.Event()
+    finished = threading.Event()
     streamed = False
 
     def on_delta(text: str) -> None:
@@ -60,16 +84,12 @@ def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
             result["reply"] = call(on_delta=on_delta, on_notice=on_notice, cancel=cancel, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
             result["error"] = exc
+        finally:
+            finished.set()
 
     worker = threading.Thread(target=work, name="chatkeep-turn", daemon=True)
     worker.start()
-    try:
-        while worker.is_alive():
-            worker.join(0.1)
-    except KeyboardInterrupt:
-        cancel.set()
-        click.echo("\n(stopping…)", err=True)
-        worker.join()
+    stopped = _wait(finished, cancel)
     if "error" in result:
         if streamed:
             sys.stdout.write("\n")
@@ -77,15 +97,21 @@ def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
     reply = result["reply"]
     if as_json:
         echo_json(dataclasses.asdict(reply))
-        return
-    if streamed or reply.text:
-        if not streamed:
-            sys.stdout.write(reply.text)
-        sys.stdout.write("\n")
-    if reply.interrupted:
-        click.echo("(stopped: the partial answer was kept)", err=True)
-    if reply.landed == "session":
-        click.echo(f"(the reply was saved into session {reply.session_id})", err=True)
+    else:
+        if streamed or reply.text:
+            if not streamed:
+                sys.stdout.write(reply.text)
+            sys.stdout.write("\n")
+        if reply.interrupted:
+            if reply.text:
+                click.echo("(stopped: the partial answer was kept)", err=True)
+            else:
+                click.echo("(stopped before any answer arrived: nothing was kept)", err=True)
+        if reply.landed == "session":
+            click.echo(f"(the reply was saved into session {reply.session_id})", err=True)
+    if stopped:
+        sys.stdout.flush()
+        sys.exit(130)
 
 
 @click.command("chat")
