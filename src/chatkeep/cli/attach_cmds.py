@@ -18,7 +18,7 @@ import click
 
 from ..errors import NotFound
 from .context import pass_ctx
-from .output import echo_json, working
+from .output import echo_json, plain, working
 
 if TYPE_CHECKING:
     from ..attach.store_ops import AttachResult
@@ -91,7 +91,7 @@ def attach_cmd(
     if as_json:
         echo_json(data)
         return
-    click.echo(_describe(result))
+    click.echo(plain(_describe(result)))
     if result.summarizing:
         click.echo(
             "condensed to a summary by the model (images kept; the original text is kept too)"

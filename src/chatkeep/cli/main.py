@@ -175,9 +175,11 @@ def main(argv: list[str] | None = None) -> None:
     except errors.ChatkeepError as exc:
         if debug:
             raise
-        click.echo(f"error: {exc.message}", err=True)
+        from .output import plain  # error text may quote user input: shown as plain text
+
+        click.echo(f"error: {plain(exc.message)}", err=True)
         if exc.hint:
-            click.echo(f"hint: {exc.hint}", err=True)
+            click.echo(f"hint: {plain(exc.hint)}", err=True)
         sys.exit(exit_code_for(exc))
     except BrokenPipeError:
         sys.exit(0)

@@ -6,7 +6,7 @@ import click
 
 from ..errors import ProviderConfigError
 from .context import pass_ctx
-from .output import echo_json
+from .output import echo_json, plain
 
 STYLES = ("chat", "responses", "anthropic")
 
@@ -160,4 +160,4 @@ def list_cmd(ctx, as_json: bool) -> None:  # noqa: ANN001
         mark = "*" if r["active"] else " "
         model = settings["activeModel"] if r["active"] and settings["activeModel"] else r["model"]
         key = f"  key from ${r['apiKeyEnv']}" if r["apiKeyEnv"] else ""
-        click.echo(f"{mark} {r['name']:<12} {r['style']:<10} {model:<24} {r['baseUrl']}{key}")
+        click.echo(plain(f"{mark} {r['name']:<12} {r['style']:<10} {model:<24} {r['baseUrl']}{key}"))

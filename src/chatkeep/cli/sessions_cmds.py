@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import sys
 
 import click
 
-from ..errors import InvalidValue, NotFound
+from .. import InvalidValue, NotFound
 from .context import pass_ctx
-from .output import echo_json, entry_view, render_entry
+from .output import echo_json, entry_view, plain, render_entry
 
 
 def _when(ms: object) -> str:
@@ -44,16 +45,20 @@ def list_cmd(ctx, query: str, as_json: bool) -> None:  # noqa: ANN001
         return
     from rich.console import Console  # lazy: rich only for tables
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(box=None, header_style="bold")
     for col in ("id", "name", "created", "pinned") + (("match",) if query.strip() else ()):
-        table.add_column(col, no_wrap=col == "id")
+        table.add_column(col, no_wrap=col == "id", overflow="fold")
     for r in rows:
         cells = [r["id"], r["name"], _when(r["createdAt"]), "★" if r["pinned"] else ""]
         if query.strip():
             cells.append("content" if r.get("contentMatch") else "name")
-        table.add_row(*cells)
-    Console().print(table)
+        # user text (names) as Text objects: never read as rich markup, emoji codes or styles
+        table.add_row(*(Text(plain(c)) for c in cells))
+    # piped output keeps whole names on one line (no terminal width to fit)
+    width = None if sys.stdout.isatty() else 10_000
+    Console(highlight=False, emoji=False, width=width).print(table)
 
 
 @sessions_group.command("save")
@@ -68,7 +73,7 @@ def save_cmd(ctx, name: str | None, as_json: bool) -> None:  # noqa: ANN001
             "the live history is empty; there is nothing to save",
             hint="chat or attach something first",
         )
-    echo_json(row) if as_json else click.echo(f"saved {row['id']}  {row['name']}")
+    echo_json(row) if as_json else click.echo(f"saved {row['id']}  {plain(row['name'])}")
 
 
 @sessions_group.command("new")
@@ -82,7 +87,7 @@ def new_cmd(ctx, as_json: bool) -> None:  # noqa: ANN001
     elif row is None:
         click.echo("the live history was already empty")
     else:
-        click.echo(f"saved {row['id']}  {row['name']}; started a new conversation")
+        click.echo(f"saved {row['id']}  {plain(row['name'])}; started a new conversation")
 
 
 @sessions_group.command("load")
@@ -90,7 +95,9 @@ def new_cmd(ctx, as_json: bool) -> None:  # noqa: ANN001
 @pass_ctx
 def load_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
     """Replace the live history with a saved session."""
-    n = ctx.store().sessions.load(session_id)
+    store = ctx.store()
+    session_id = store.sessions.resolve(session_id)
+    n = store.sessions.load(session_id)
     if n < 0:
         raise _missing(session_id)
     click.echo(f"loaded {session_id}: {n} entries")
@@ -102,7 +109,9 @@ def load_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
 @pass_ctx
 def rename_cmd(ctx, session_id: str, name: str) -> None:  # noqa: ANN001
     """Rename a saved session."""
-    if not ctx.store().sessions.rename(session_id, name):
+    store = ctx.store()
+    session_id = store.sessions.resolve(session_id)
+    if not store.sessions.rename(session_id, name):
         raise _missing(session_id)
     click.echo(f"renamed {session_id}")
 
@@ -112,7 +121,9 @@ def rename_cmd(ctx, session_id: str, name: str) -> None:  # noqa: ANN001
 @pass_ctx
 def pin_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
     """Pin a session to the top of the drawer (pinned sessions are never evicted)."""
-    if not ctx.store().sessions.pin(session_id, True):
+    store = ctx.store()
+    session_id = store.sessions.resolve(session_id)
+    if not store.sessions.pin(session_id, True):
         raise _missing(session_id)
     click.echo(f"pinned {session_id}")
 
@@ -122,7 +133,9 @@ def pin_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
 @pass_ctx
 def unpin_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
     """Unpin a session."""
-    if not ctx.store().sessions.pin(session_id, False):
+    store = ctx.store()
+    session_id = store.sessions.resolve(session_id)
+    if not store.sessions.pin(session_id, False):
         raise _missing(session_id)
     click.echo(f"unpinned {session_id}")
 
@@ -132,7 +145,9 @@ def unpin_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
 @pass_ctx
 def delete_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
     """Delete a saved session and its body."""
-    if not ctx.store().sessions.delete(session_id):
+    store = ctx.store()
+    session_id = store.sessions.resolve(session_id)
+    if not store.sessions.delete(session_id):
         raise _missing(session_id)
     click.echo(f"deleted {session_id}")
 
@@ -143,7 +158,8 @@ def delete_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
 @pass_ctx
 def show_cmd(ctx, session_id: str, as_json: bool) -> None:  # noqa: ANN001
     """Show one saved session (images as sizes, never base64)."""
-    got = ctx.store().sessions.get(session_id)
+    store = ctx.store()
+    got = store.sessions.get(store.sessions.resolve(session_id))
     if got is None:
         raise _missing(session_id)
     views = [entry_view(i, e) for i, e in enumerate(got.pop("history"))]
@@ -151,7 +167,7 @@ def show_cmd(ctx, session_id: str, as_json: bool) -> None:  # noqa: ANN001
         echo_json({**got, "history": views})
         return
     click.echo(
-        f"{got['name']}  ({got['id']}, {_when(got['createdAt'])}{', pinned' if got['pinned'] else ''})"
+        f"{plain(got['name'])}  ({got['id']}, {_when(got['createdAt'])}{', pinned' if got['pinned'] else ''})"
     )
     for v in views:
-        click.echo(render_entry(v))
+        click.echo(plain(render_entry(v)))

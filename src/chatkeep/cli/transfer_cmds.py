@@ -41,7 +41,7 @@ def export_cmd(ctx, session_id: str | None, fmt: str, output: str | None) -> Non
     """Export the profile (JSON round-trips exactly through `import`) or one session."""
     store = ctx.store()
     if session_id:
-        data = store.sessions.get(session_id)
+        data = store.sessions.get(store.sessions.resolve(session_id))
         if data is None:
             raise InvalidValue(
                 f"no saved session with id {session_id!r}",

@@ -31,7 +31,7 @@ from ..constants import (
 )
 from ..digest import digest_json, hex_of
 from ..entries import entry_text, is_attachment, validate_entries, validate_entry
-from ..errors import InvalidValue
+from ..errors import InvalidValue, NotFound
 from .sql import now_ms
 
 if TYPE_CHECKING:
@@ -41,6 +41,9 @@ if TYPE_CHECKING:
 
 Row = dict[str, Any]
 RowList = list[Row]  # the class below has a method named `list`
+
+#: Fewest characters of a session id that :meth:`Sessions.resolve` accepts as a prefix.
+MIN_ID_PREFIX = 4
 
 
 def text_digest(history: Any) -> str:
@@ -172,6 +175,32 @@ class Sessions:
             elif r["id"] in in_text:
                 out.append({**_light(r), "contentMatch": True})
         return out
+
+    def resolve(self, prefix: str) -> str:
+        """The full id of the one saved session whose id starts with ``prefix`` (at least
+        :data:`MIN_ID_PREFIX` characters; a full id always resolves to itself). Raises
+        :class:`NotFound` when none matches and :class:`InvalidValue` when several do."""
+        given = prefix.strip().lower() if isinstance(prefix, str) else ""
+        ids = [str(r.get("id")) for r in self.index()]
+        if given in ids:
+            return given
+        if len(given) < MIN_ID_PREFIX:
+            raise InvalidValue(
+                f"session id {prefix!r} is too short: give at least {MIN_ID_PREFIX} characters",
+                hint="list ids with `chatkeep sessions list`",
+            )
+        found = [i for i in ids if i.startswith(given)]
+        if not found:
+            raise NotFound(
+                f"no saved session with id {prefix!r}",
+                hint="list ids with `chatkeep sessions list`",
+            )
+        if len(found) > 1:
+            raise InvalidValue(
+                f"session id prefix {prefix!r} matches {len(found)} sessions",
+                hint="give more characters of the id (`chatkeep sessions list` shows them)",
+            )
+        return found[0]
 
     def get(self, session_id: str) -> Row | None:
         self._ensure_migrated()
