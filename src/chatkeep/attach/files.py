@@ -5,7 +5,9 @@ Contract of :func:`extract_file`:
 - ``.html``/``.htm``/``.xhtml`` → the same main-text extraction as web pages (``kind="file"``,
   ``fmt="html"``).
 - ``.md``/``.markdown`` (``fmt="markdown"``) and ``.txt`` (``fmt="text"``) → the text as it is;
-  title = the first heading, else the file name.
+  title = the first heading, else the file name. Binary bytes under such a name (a NUL, or
+  more than 1 % control bytes in the first 8 KiB) are a PDF or image when their bytes say so,
+  else an :class:`~chatkeep.errors.AttachError` — never text.
 - ``.pdf`` → the PDF path (``kind="pdf"``).
 - ``.png .jpg .jpeg .webp .gif`` and any other file Pillow can decode → a screenshot-style
   image (``kind="image"``); bytes that do not decode as an image raise, whatever the extension.
@@ -84,6 +86,23 @@ def _looks_like_image(data: bytes) -> bool:
         return False
 
 
+#: Bytes that never occur in text (C0 controls but tab, newline, form feed, carriage return and
+#: escape); a sample where more than 1 in 100 bytes is one of them is binary.
+_BINARY_BYTES = bytes(set(range(32)) - {9, 10, 12, 13, 27})
+
+
+def _looks_binary(data: bytes) -> bool:
+    """True for data that is not text in any encoding: a NUL or many control bytes in the
+    first 8 KiB (a byte-order mark says text: UTF-16 holds NUL bytes)."""
+    if data.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
+        return False
+    sample = data[:8192]
+    if b"\x00" in sample:
+        return True
+    controls = len(sample) - len(sample.translate(None, _BINARY_BYTES))
+    return controls * 100 > len(sample)
+
+
 def _as_text(data: bytes) -> str | None:
     if b"\x00" in data[:8192]:
         return None
@@ -113,14 +132,21 @@ def extract_file(
     name = path.name
     if ext in HTML_EXTENSIONS:
         return page_from_html(data, url=uri, charset=None, kind="file", max_chars=max_chars)
-    if ext in TEXT_EXTENSIONS:
+    is_pdf = data[:1024].lstrip().startswith(b"%PDF-")
+    if ext in TEXT_EXTENSIONS and not is_pdf and not _looks_binary(data):
         return page_from_text(
             decode_text(data), url=uri, fmt=TEXT_EXTENSIONS[ext], kind="file", max_chars=max_chars
         )
-    if ext == ".pdf" or data[:1024].lstrip().startswith(b"%PDF-"):
+    if ext == ".pdf" or is_pdf:
         return extract_pdf_bytes(data, name=name, url=uri, title=name, max_chars=max_chars)
     if ext in IMAGE_EXTENSIONS or _looks_like_image(data):
         return extract_image_bytes(data, name=name, url=uri)
+    if ext in TEXT_EXTENSIONS:
+        raise AttachError(
+            f"{name} is named like a text file but holds binary data",
+            hint="check the file (it may be an archive, a program or a damaged download); "
+            "attach text, HTML, Markdown, PDF or image files",
+        )
     text = _as_text(data)
     if text is not None:
         return page_from_text(text, url=uri, fmt="text", kind="file", max_chars=max_chars)

@@ -32,7 +32,11 @@ from __future__ import annotations
 
 import hashlib
 import io
+import logging
 import re
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from ..errors import AttachError
 from .images import pil_to_data_url
@@ -243,6 +247,21 @@ def _metadata_title(reader) -> str:
     return "" if title.lower() in _PLACEHOLDER_TITLES else title
 
 
+@contextmanager
+def _quiet_pypdf() -> Iterator[None]:
+    """pypdf reports damaged files through its logger and ``warnings``; what matters reaches
+    the user as an :class:`AttachError` or as missing text, never as raw library noise."""
+    logger = logging.getLogger("pypdf")
+    saved = logger.level
+    logger.setLevel(logging.CRITICAL + 1)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(saved)
+
+
 def extract_pdf_bytes(
     data: bytes,
     *,
@@ -252,7 +271,15 @@ def extract_pdf_bytes(
     max_chars: int = DEFAULT_MAX_CHARS,
     max_figures: int = DEFAULT_MAX_FIGURES,
 ) -> Extracted:
-    """Extract one PDF. ``title`` is used when the PDF's metadata has none (default ``name``)."""
+    """Extract one PDF. ``title`` is used when the PDF's metadata has none (default ``name``).
+    pypdf's warnings and log records stay quiet (:func:`_quiet_pypdf`)."""
+    with _quiet_pypdf():
+        return _extract_pdf(data, name, url, title, max_chars, max_figures)
+
+
+def _extract_pdf(
+    data: bytes, name: str, url: str, title: str, max_chars: int, max_figures: int
+) -> Extracted:
     reader = _open_reader(data, name)
     pages: list[str] = []
     images: list[str] = []

@@ -373,6 +373,8 @@ def attach_image(
 
 
 _WEB_RE = re.compile(r"^https?://", re.I)
+#: ``scheme://`` at the start of a source (RFC 3986 scheme characters)
+_SCHEME_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
 
 def attach_source(
@@ -395,7 +397,30 @@ def attach_source(
         return attach_url(store, source.strip(), **common)
     if isinstance(source, str) and source[:5].lower() == "data:":
         return attach_image(store, source, **common)
+    if isinstance(source, str):
+        scheme = _SCHEME_RE.match(source.strip())
+        if scheme and scheme.group(1).lower() == "file":
+            return attach_file(store, _file_url_path(source.strip()), **common)
+        if scheme:
+            raise AttachError(
+                f"unsupported URL scheme {scheme.group(1)!r} in {source.strip()!r}",
+                hint="chatkeep attaches http(s):// and file:// URLs, data:image/… URLs and "
+                "local paths; download other sources and attach the file",
+            )
     return attach_file(store, source, **common)
+
+
+def _file_url_path(url: str) -> str:
+    """The local path of a ``file://`` URL (``file:///abs/path`` or ``file://localhost/…``)."""
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(url)
+    if parts.netloc not in ("", "localhost"):
+        raise AttachError(
+            f"file URL {url!r} names another host ({parts.netloc})",
+            hint="attach files of this machine (file:///path) or give the path itself",
+        )
+    return unquote(parts.path)
 
 
 def undo_attach(store: Profile, attach_id: str) -> bool:

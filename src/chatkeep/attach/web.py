@@ -162,8 +162,18 @@ def extract_html(html: str, *, url: str | None = None) -> tuple[str, str]:
 
 def _check_url(url: str) -> str:
     url = url.strip()
-    parts = urlsplit(url)
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        parts.port  # noqa: B018 - parsing the port is the check (a bad one raises)
+    except ValueError as exc:  # an unclosed "[::1", a port that is not a number, …
+        raise AttachError(
+            f"malformed URL {url!r}: {exc}",
+            hint="an IPv6 host goes in brackets, e.g. http://[::1]:8080/"
+            if "[" in url
+            else "check the address (a port is a number, e.g. http://example.org:8080/)",
+        ) from None
+    if parts.scheme.lower() not in ("http", "https") or not host:
         raise AttachError(
             f"not a web address: {url!r}",
             hint="pass an http(s):// URL; attach local files by their path",
