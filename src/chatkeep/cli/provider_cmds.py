@@ -160,4 +160,6 @@ def list_cmd(ctx, as_json: bool) -> None:  # noqa: ANN001
         mark = "*" if r["active"] else " "
         model = settings["activeModel"] if r["active"] and settings["activeModel"] else r["model"]
         key = f"  key from ${r['apiKeyEnv']}" if r["apiKeyEnv"] else ""
-        click.echo(plain(f"{mark} {r['name']:<12} {r['style']:<10} {model:<24} {r['baseUrl']}{key}"))
+        click.echo(
+            plain(f"{mark} {r['name']:<12} {r['style']:<10} {model:<24} {r['baseUrl']}{key}")
+        )
