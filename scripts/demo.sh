@@ -2,12 +2,15 @@
 # The main job on the embedded SQLite default store (profile "demo"): import a conversation,
 # save it, search the drawer, show a session, preview the next request, then chat — with a
 # provider configured it asks the model; without one it says exactly how to configure one.
+# Every run starts from the same sample conversation; the profile's settings (provider cards
+# included) are kept from one run to the next.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CHATKEEP_PROFILE="${CHATKEEP_PROFILE:-demo}"
 step() { printf '\n\033[1m$ chatkeep %s\033[0m\n' "$*"; chatkeep "$@"; }
 
-step import examples/browsa-dump.json --from browsa --replace
+printf '\n\033[1m$ python scripts/demo_reset.py\033[0m   # the sample conversation, your settings kept\n'
+python3 scripts/demo_reset.py
 step history
 id=$(chatkeep sessions save "Barn owl notes" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
 printf '\nsaved the live conversation as session %s\n' "$id"
