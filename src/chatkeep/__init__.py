@@ -42,6 +42,8 @@ _LAZY: dict[str, str] = {
     "Store": ".store",
     "WireRequest": ".rules.wire",
     "age_stale_attachments": ".rules.context",
+    "attach_source": ".attach.store_ops",
+    "attach_video": ".attach.store_ops",
     "bound_unseen_images": ".rules.images",
     "build_agent_turn": ".rules.context",
     "build_page_context_text": ".rules.context",
@@ -62,12 +64,16 @@ _LAZY: dict[str, str] = {
     "serialize": ".rules.wire",
     "stamp_images_seen": ".rules.images",
     "stub_oversized_attachments": ".rules.context",
+    "summarize_attachment": ".conversation.summary",
+    "undo_attach": ".attach.store_ops",
     "validate_entry": ".entries",
 }
 
 if TYPE_CHECKING:
     from typing import Any
 
+    from .attach.store_ops import attach_source, attach_video, undo_attach
+    from .conversation.summary import summarize_attachment
     from .entries import is_attachment, validate_entry
     from .rules.accounting import request_stats
     from .rules.context import (
@@ -125,6 +131,8 @@ __all__ = [
     "WireRequest",
     "__version__",
     "age_stale_attachments",
+    "attach_source",
+    "attach_video",
     "bound_unseen_images",
     "build_agent_turn",
     "build_page_context_text",
@@ -145,5 +153,7 @@ __all__ = [
     "serialize",
     "stamp_images_seen",
     "stub_oversized_attachments",
+    "summarize_attachment",
+    "undo_attach",
     "validate_entry",
 ]

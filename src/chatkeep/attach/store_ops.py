@@ -24,7 +24,8 @@ Every ``attach_*`` function runs the same steps and returns an :class:`AttachRes
    already stored when the hook runs. The hook must only *start* the condensing job (the
    sending engine supplies one that runs it in the background and writes the summary back by
    ``attachId``) and return promptly. An exception from the hook does not undo the attachment:
-   it is logged, ``summarizing`` is ``False`` and ``summary_error`` holds its message. Without a
+   it is logged (level INFO), ``summarizing`` is ``False`` and ``summary_error`` holds its
+   message (the CLI's hook condenses in the foreground, so a provider failure lands here). Without a
    hook nothing is summarized and ``summarizing`` is ``False``.
 
 :func:`undo_attach` removes an attachment by ``attachId``; the change tracker is left as it is.
@@ -212,9 +213,9 @@ def _store_extracted(
                 summarize(store, attach_id)
                 summarizing = True
             except Exception as exc:  # the attachment stands; the summary is best effort
-                log.warning(
-                    "could not start the summary of attachment %s", attach_id, exc_info=True
-                )
+                # reported through summary_error; logged below warning so that a library
+                # user without logging set up sees no traceback on stderr
+                log.info("the summary of attachment %s failed", attach_id, exc_info=True)
                 error = str(exc) or exc.__class__.__name__
     return AttachResult(
         attach_id=attach_id,
