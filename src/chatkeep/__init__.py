@@ -39,6 +39,8 @@ TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need t
 # Everything else is resolved on first use (PEP 562) so that `import chatkeep` and
 # `chatkeep --help` do not pay for the storage layer and the request rules.
 _LAZY: dict[str, str] = {
+    "SETTING_DEFAULTS": ".rules.settings",
+    "SETTING_RULES": ".rules.settings",
     "Store": ".store",
     "WireRequest": ".rules.wire",
     "age_stale_attachments": ".rules.context",
@@ -48,6 +50,7 @@ _LAZY: dict[str, str] = {
     "build_agent_turn": ".rules.context",
     "build_page_context_text": ".rules.context",
     "build_request": ".rules.wire",
+    "check_settings": ".rules.settings",
     "cap_turn_images": ".rules.images",
     "compact_entry_image_parts": ".rules.labels",
     "downscale_data_url": ".rules.thumbnails",
@@ -57,6 +60,7 @@ _LAZY: dict[str, str] = {
     "is_context_overflow": ".rules.overflow",
     "open": ".store",
     "parse_figure_labels": ".rules.labels",
+    "parse_setting": ".rules.settings",
     "prepare_history_for_model": ".rules.images",
     "redact_text": ".rules.redact",
     "redact_url": ".rules.redact",
@@ -93,6 +97,7 @@ if TYPE_CHECKING:
     from .rules.labels import compact_entry_image_parts, parse_figure_labels
     from .rules.overflow import is_context_overflow
     from .rules.redact import redact_text, redact_url
+    from .rules.settings import SETTING_DEFAULTS, SETTING_RULES, check_settings, parse_setting
     from .rules.thumbnails import downscale_data_url
     from .rules.wire import WireRequest, build_request, serialize
     from .store import Store, open
@@ -126,6 +131,8 @@ __all__ = [
     "PAGE_CONTEXT_PREFIX",
     "ProviderConfigError",
     "ProviderError",
+    "SETTING_DEFAULTS",
+    "SETTING_RULES",
     "Store",
     "StoreError",
     "WireRequest",
@@ -138,6 +145,7 @@ __all__ = [
     "build_page_context_text",
     "build_request",
     "cap_turn_images",
+    "check_settings",
     "compact_entry_image_parts",
     "downscale_data_url",
     "image_parts_bytes",
@@ -146,6 +154,7 @@ __all__ = [
     "is_context_overflow",
     "open",
     "parse_figure_labels",
+    "parse_setting",
     "prepare_history_for_model",
     "redact_text",
     "redact_url",

@@ -15,13 +15,28 @@ from typing import Any
 
 import click
 
-from ..errors import AttachError
+from .. import AttachError, InvalidValue
 from .context import pass_ctx
 from .output import echo_json
 
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print the reply as one JSON object.")
 _PROVIDER = click.option("--provider", help="Provider card to use (default: the active one).")
 _MODEL = click.option("--model", help="Model to use instead of the card's own.")
+
+
+def _text_arg(text: str) -> str:
+    """TEXT as given, or standard input when TEXT is ``-`` (one trailing newline dropped)."""
+    if text != "-":
+        return text
+    data = sys.stdin.read()
+    if data.endswith("\n"):
+        data = data[:-2] if data.endswith("\r\n") else data[:-1]
+    if not data.strip():
+        raise InvalidValue(
+            "standard input held no text to send",
+            hint="pipe the message in, e.g. echo hi | chatkeep chat -",
+        )
+    return data
 
 
 def _read_images(paths: tuple[str, ...]) -> list[str]:
@@ -130,7 +145,11 @@ def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
 def chat_cmd(
     ctx, text: str, images: tuple[str, ...], provider: str | None, model: str | None, as_json: bool
 ) -> None:  # noqa: ANN001
-    """Send one message and stream the reply."""
+    """Send one message and stream the reply.
+
+    TEXT `-` reads the message from standard input. Ctrl-C stops the reply, keeps the partial
+    answer (marked interrupted) and exits 130."""
+    text = _text_arg(text)
     pics = _read_images(images)
     _run(ctx.store().chat.send, as_json, text=text, images=pics, provider=provider, model=model)
 
@@ -145,7 +164,10 @@ def chat_cmd(
 def edit_cmd(
     ctx, index: int, text: str, provider: str | None, model: str | None, as_json: bool
 ) -> None:  # noqa: ANN001
-    """Edit your message at INDEX and send it again (everything after it is replaced)."""
+    """Edit your message at INDEX and send it again (everything after it is replaced).
+
+    TEXT `-` reads the new text from standard input."""
+    text = _text_arg(text)
     _run(
         ctx.store().chat.edit_and_resend,
         as_json,

@@ -35,6 +35,11 @@ EXIT_CODES: list[tuple[type[errors.ChatkeepError], int]] = [
 #: command runs, so `chatkeep --help` loads none of them (a test checks the help lines match).
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "chat": ("chat_cmds", "chat_cmd", "Send one message and stream the reply."),
+    "config": (
+        "config_cmd",
+        "config_group",
+        "Settings: list them, get one, set one (validated, written whole or not at all).",
+    ),
     "edit": (
         "chat_cmds",
         "edit_cmd",
