@@ -1,7 +1,8 @@
 """Wire builders: stored history → one plain, printable request (SPEC §6).
 
 ``build_request(style, history, *, user_entry, ...)`` runs the send-time pipeline
-(:data:`~chatkeep.rules.wire.base.HISTORY_STEPS`: age stale attachments → prepare for the model)
+(:data:`~chatkeep.rules.wire.base.HISTORY_STEPS`: age stale attachments → prepare for the model
+→ sendable image types)
 and then the builder of the API style (``chat``, ``responses``, ``anthropic``). It never touches
 storage and never mutates ``history`` or ``user_entry``; building twice from equal inputs gives
 byte-identical :func:`serialize` output.
@@ -14,9 +15,16 @@ from typing import Any
 
 from ...entries import Entry
 from ...errors import ProviderConfigError
-from ..images import prepare_history_for_model
 from .anthropic import build_anthropic
-from .base import HISTORY_STEPS, WireRequest, api_root, join_base_url, run_steps, serialize
+from .base import (
+    HISTORY_STEPS,
+    TURN_STEPS,
+    WireRequest,
+    api_root,
+    join_base_url,
+    run_steps,
+    serialize,
+)
 from .chat import build_chat
 from .responses import build_responses
 
@@ -59,7 +67,7 @@ def build_request(
             f"unknown API style {style!r}", hint=f"use one of: {', '.join(STYLES)}"
         )
     kwargs: dict[str, Any] = {
-        "user_entry": prepare_history_for_model([user_entry])[0],
+        "user_entry": run_steps([user_entry], TURN_STEPS)[0],
         "system_prompt": system_prompt,
         "model": model,
         "base_url": base_url,
@@ -72,5 +80,5 @@ def build_request(
             raise ValueError("previous_response_id is only meaningful for the 'responses' style")
         # The server holds the transcript: only the unanswered trailing run is read, unaged.
         kwargs["previous_response_id"] = previous_response_id
-        return builder(prepare_history_for_model(history), **kwargs)
+        return builder(run_steps(history, TURN_STEPS), **kwargs)
     return builder(run_steps(history, HISTORY_STEPS), **kwargs)
