@@ -10,7 +10,7 @@ import pytest
 
 import chatkeep
 from clirun import run
-from support.provider_server import Text, provider_server  # noqa: F401
+from support.provider_server import Text
 
 
 @pytest.fixture
@@ -82,7 +82,7 @@ def test_config_get_unknown_key(db: Path) -> None:
     assert proc.returncode == 3 and "did you mean maxHistoryEntries?" in proc.stderr
 
 
-def test_chat_dash_reads_stdin(db: Path, provider_server) -> None:  # noqa: F811
+def test_chat_dash_reads_stdin(db: Path, provider_server) -> None:
     """`chat -` sends standard input as the message (trailing newline dropped)."""
     run(db, "provider", "add", "loop", "--style", "chat", "--base-url",
         provider_server.url("/v1"), "--model", "m")  # fmt: skip

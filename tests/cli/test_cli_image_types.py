@@ -12,7 +12,7 @@ from PIL import Image
 
 import chatkeep
 from clirun import run
-from support.provider_server import Text, provider_server  # noqa: F401
+from support.provider_server import Text
 
 
 def _url(fmt: str, mime: str, color=(200, 10, 10)) -> str:
@@ -41,7 +41,7 @@ def _entry(text: str, url: str) -> dict:
 
 def test_browsa_dump_with_other_image_types_imports_and_chats(
     tmp_path: Path, provider_server
-) -> None:  # noqa: F811
+) -> None:
     """BMP/SVG/AVIF images import byte for byte; the next request carries PNGs and a label."""
     dump = {
         "history": [

@@ -18,7 +18,7 @@ import pytest
 
 import chatkeep
 from clirun import chatkeep_exe, run
-from support.provider_server import Text, provider_server  # noqa: F401
+from support.provider_server import Text
 
 SLOW = Text(" ".join(f"word{k}" for k in range(200)), delay=0.2)
 
@@ -74,7 +74,7 @@ def _last(db: Path) -> dict:
 
 
 @pytest.mark.parametrize("command", ["chat", "edit", "regenerate"])
-def test_sigint_keeps_partial_answer(tmp_path: Path, provider_server, command: str) -> None:  # noqa: F811
+def test_sigint_keeps_partial_answer(tmp_path: Path, provider_server, command: str) -> None:
     """SIGINT mid-stream in chat/edit/regenerate: exit 130, no traceback, partial answer kept."""
     db = tmp_path / "ck.db"
     _add_card(db, provider_server)
@@ -98,7 +98,7 @@ def test_sigint_keeps_partial_answer(tmp_path: Path, provider_server, command: s
     assert last["content"].strip() in out
 
 
-def test_sigint_json_prints_the_partial_reply(tmp_path: Path, provider_server) -> None:  # noqa: F811
+def test_sigint_json_prints_the_partial_reply(tmp_path: Path, provider_server) -> None:
     """With --json, SIGINT still prints one JSON reply marked interrupted and exits 130."""
     import json
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import chatkeep
 from clirun import chatkeep_exe, run
-from support.provider_server import Text, provider_server, unauthorized  # noqa: F401
+from support.provider_server import Text, unauthorized
 
 
 def _doc(tmp_path: Path, lines: int = 600) -> Path:
@@ -36,7 +36,7 @@ def _setup(db: Path, server) -> None:  # noqa: ANN001
 ENV = {"OPENAI_API_KEY": "sk-loop"}
 
 
-def test_summary_progress_lines(tmp_path: Path, provider_server) -> None:  # noqa: F811
+def test_summary_progress_lines(tmp_path: Path, provider_server) -> None:
     """Piped stderr gets one line per provider call (chunk calls, then the merge)."""
     db = tmp_path / "ck.db"
     _setup(db, provider_server)
@@ -51,7 +51,7 @@ def test_summary_progress_lines(tmp_path: Path, provider_server) -> None:  # noq
     assert entry.get("summarized") is True and "merged summary" in entry["content"]
 
 
-def test_summary_error_is_reported(tmp_path: Path, provider_server) -> None:  # noqa: F811
+def test_summary_error_is_reported(tmp_path: Path, provider_server) -> None:
     """A failing summary call leaves the raw entry and sets summaryError (JSON and text)."""
     db = tmp_path / "ck.db"
     _setup(db, provider_server)
@@ -66,7 +66,7 @@ def test_summary_error_is_reported(tmp_path: Path, provider_server) -> None:  # 
     assert "could not condense it (" in text.stderr and "Traceback" not in text.stderr
 
 
-def test_sigint_during_summary_keeps_the_raw_attachment(tmp_path: Path, provider_server) -> None:  # noqa: F811
+def test_sigint_during_summary_keeps_the_raw_attachment(tmp_path: Path, provider_server) -> None:
     """SIGINT while condensing: exit 130, a message naming what was kept, the raw entry stored."""
     db = tmp_path / "ck.db"
     _setup(db, provider_server)

@@ -134,7 +134,9 @@ def _as_image_part(image: str | dict[str, Any]) -> dict[str, Any]:
     if isinstance(url, dict):  # {"url": {"url": …}}: the part's own image_url shape
         url = url.get("url")
     if not isinstance(url, str):
-        raise ValueError(f"an image must be a data URL, a {{'url': …}} object or a part: {image!r:.80}")
+        raise ValueError(
+            f"an image must be a data URL, a {{'url': …}} object or a part: {image!r:.80}"
+        )
     return image_part(url)
 
 
