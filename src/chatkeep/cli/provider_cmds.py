@@ -22,8 +22,10 @@ def provider_group() -> None:
 @click.option("--base-url", required=True, help="API root, e.g. https://api.openai.com/v1.")
 @click.option("--model", required=True, help="Model id.")
 @click.option("--api-key-env", metavar="VAR", help="Environment variable holding the API key.")
-@click.option("--temperature", type=float)
-@click.option("--max-tokens", type=int)
+@click.option("--temperature", type=float, help="Sampling temperature sent with every request.")
+@click.option(
+    "--max-tokens", type=int, help="Cap on the reply's length in tokens (default: the API's)."
+)
 @click.option("--no-stream", is_flag=True, help="Ask for whole answers instead of streams.")
 @click.option(
     "--server-transcript",

@@ -63,7 +63,9 @@ def list_cmd(ctx, query: str, as_json: bool) -> None:  # noqa: ANN001
 
 @sessions_group.command("save")
 @click.argument("name", required=False)
-@click.option("--json", "as_json", is_flag=True)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the saved row {id, name, createdAt, pinned}."
+)
 @pass_ctx
 def save_cmd(ctx, name: str | None, as_json: bool) -> None:  # noqa: ANN001
     """Save the live conversation as a new session (NAME or an automatic name)."""
@@ -77,7 +79,12 @@ def save_cmd(ctx, name: str | None, as_json: bool) -> None:  # noqa: ANN001
 
 
 @sessions_group.command("new")
-@click.option("--json", "as_json", is_flag=True)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the saved row {id, name, createdAt, pinned} (null when nothing was saved).",
+)
 @pass_ctx
 def new_cmd(ctx, as_json: bool) -> None:  # noqa: ANN001
     """Save the live conversation (back into its session if loaded) and start an empty one."""

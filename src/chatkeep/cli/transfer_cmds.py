@@ -28,7 +28,12 @@ def _markdown(title: str, entries: list[dict]) -> str:
     help="Export one saved session instead of the whole profile.",
 )
 @click.option(
-    "--format", "fmt", type=click.Choice(["json", "md"]), default="json", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "md"]),
+    default="json",
+    show_default=True,
+    help="json (re-imports exactly) or md (Markdown to read).",
 )
 @click.option(
     "-o",
@@ -79,7 +84,12 @@ def export_cmd(ctx, session_id: str | None, fmt: str, output: str | None) -> Non
     help="chatkeep export, or a browsa chrome.storage.local dump.",
 )
 @click.option("--replace", is_flag=True, help="Replace this profile's content if it is not empty.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the report {source, keys, history, archived, sessions} as JSON.",
+)
 @pass_ctx
 def import_cmd(ctx, file: str, source: str, replace: bool, as_json: bool) -> None:  # noqa: ANN001
     """Import a chatkeep export or a browsa dump into this profile (whole or not at all)."""
