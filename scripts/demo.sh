@@ -27,15 +27,15 @@ else
   cat <<'TXT'
 
 No model provider is configured yet, so the demo stops before chatting. Configure one, then
-run `make run` again (or `chatkeep --profile demo chat "Hello"`):
+run `make run` again (or `.venv/bin/chatkeep --profile demo chat "Hello"`):
 
   # OpenAI
   export OPENAI_API_KEY=sk-...  CHATKEEP_MODEL=gpt-4o-mini
   # or a card, e.g. a local Ollama server
-  chatkeep --profile demo provider add local --style chat \
+  .venv/bin/chatkeep --profile demo provider add local --style chat \
       --base-url http://127.0.0.1:11434/v1 --model llama3.1
   # or Anthropic
-  chatkeep --profile demo provider add claude --style anthropic \
+  .venv/bin/chatkeep --profile demo provider add claude --style anthropic \
       --base-url https://api.anthropic.com --model claude-sonnet-4-5 --api-key-env ANTHROPIC_API_KEY
 
 See docs/providers.md for details.

@@ -39,7 +39,7 @@ def test_demo_keeps_the_users_card_and_chats(tmp_path: Path, provider_server) ->
     db = tmp_path / "demo.db"
     first = _demo(db)
     assert "No model provider is configured yet" in first.stdout
-    assert "chatkeep --profile demo provider add" in first.stdout
+    assert ".venv/bin/chatkeep --profile demo provider add" in first.stdout
     run(db, "--profile", "demo", "provider", "add", "loop", "--style", "chat",
         "--base-url", provider_server.url("/v1"), "--model", "loop-model",
         "--api-key-env", "LOOP_KEY")  # fmt: skip
