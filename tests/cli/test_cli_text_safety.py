@@ -129,3 +129,36 @@ def test_history_last_n(db: Path) -> None:
     assert human == ["#4 user: q4"]
     assert len(json.loads(run(db, "history", "-n", "99", "--json").stdout)) == 5
     assert run(db, "history", "-n", "-1", ok=False).returncode == 2
+
+
+def test_spinner_message_with_brackets_on_a_terminal(tmp_path: Path) -> None:
+    """On a terminal, the spinner shows a file named `[bold]…` with its brackets, as typed."""
+    import os
+    import pty
+    import subprocess
+
+    from clirun import chatkeep_exe
+
+    dump = tmp_path / "[bold]dump.json"
+    dump.write_text(json.dumps({"history": [{"role": "user", "content": "hi"}]}))
+    leader, follower = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CHATKEEP_")}
+    proc = subprocess.run(
+        [chatkeep_exe(), "--store", str(tmp_path / "t.db"), "import", str(dump)],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        stdin=subprocess.DEVNULL,
+        env={**env, "TERM": "xterm"},
+        timeout=60,
+    )
+    os.close(follower)
+    shown = b""
+    try:
+        while chunk := os.read(leader, 4096):
+            shown += chunk
+    except OSError:  # the pty closes once the child is gone
+        pass
+    os.close(leader)
+    assert proc.returncode == 0, shown.decode(errors="replace")
+    assert b"Traceback" not in shown
+    assert b"[bold]dump.json" in shown

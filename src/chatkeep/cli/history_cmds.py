@@ -47,4 +47,4 @@ def stats_cmd(ctx, as_json: bool) -> None:  # noqa: ANN001
         return
     width = max(len(k) for k in stats)
     for k, v in stats.items():
-        click.echo(f"{k:<{width}}  {v}")
+        click.echo(plain(f"{k:<{width}}  {v}"))

@@ -22,8 +22,10 @@ def working(message: str) -> Iterator[None]:
         yield
         return
     from rich.console import Console  # lazy: only interactive runs draw a spinner
+    from rich.text import Text
 
-    with Console(stderr=True).status(message):
+    # the message may quote a file name: a Text, so brackets in it are never read as markup
+    with Console(stderr=True).status(Text(plain(message))):
         yield
 
 
