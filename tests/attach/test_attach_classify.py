@@ -114,3 +114,24 @@ def test_unreadable_pdf_is_typed_and_quiet(db: Path, tmp_path: Path) -> None:
     path.write_bytes(b"%PDF-1.7\n" + os.urandom(4000))
     err = _refused(db, str(path), "garbage.pdf")
     assert [line.split(":")[0] for line in err.strip().splitlines()] == ["error", "hint"]
+
+
+def test_binary_served_as_text_plain_is_refused(db: Path, tmp_path: Path) -> None:
+    """A URL answering text/plain with binary bytes is an AttachError, nothing stored."""
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    (tmp_path / "dump.txt").write_bytes(os.urandom(20_000))
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(tmp_path)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/dump.txt"
+        _refused(db, url, "is served as text/plain but holds binary data")
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

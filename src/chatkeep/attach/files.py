@@ -29,7 +29,13 @@ from pathlib import Path
 from ..errors import AttachError
 from .images import extract_image_bytes
 from .pdf import extract_pdf_bytes
-from .sources import DEFAULT_MAX_CHARS, DEFAULT_MAX_FILE_BYTES, Extracted, decode_text
+from .sources import (
+    DEFAULT_MAX_CHARS,
+    DEFAULT_MAX_FILE_BYTES,
+    Extracted,
+    decode_text,
+    looks_binary,
+)
 from .web import page_from_html, page_from_text
 
 __all__ = ["IMAGE_EXTENSIONS", "extract_file"]
@@ -86,23 +92,6 @@ def _looks_like_image(data: bytes) -> bool:
         return False
 
 
-#: Bytes that never occur in text (C0 controls but tab, newline, form feed, carriage return and
-#: escape); a sample where more than 1 in 100 bytes is one of them is binary.
-_BINARY_BYTES = bytes(set(range(32)) - {9, 10, 12, 13, 27})
-
-
-def _looks_binary(data: bytes) -> bool:
-    """True for data that is not text in any encoding: a NUL or many control bytes in the
-    first 8 KiB (a byte-order mark says text: UTF-16 holds NUL bytes)."""
-    if data.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
-        return False
-    sample = data[:8192]
-    if b"\x00" in sample:
-        return True
-    controls = len(sample) - len(sample.translate(None, _BINARY_BYTES))
-    return controls * 100 > len(sample)
-
-
 def _as_text(data: bytes) -> str | None:
     if b"\x00" in data[:8192]:
         return None
@@ -133,7 +122,7 @@ def extract_file(
     if ext in HTML_EXTENSIONS:
         return page_from_html(data, url=uri, charset=None, kind="file", max_chars=max_chars)
     is_pdf = data[:1024].lstrip().startswith(b"%PDF-")
-    if ext in TEXT_EXTENSIONS and not is_pdf and not _looks_binary(data):
+    if ext in TEXT_EXTENSIONS and not is_pdf and not looks_binary(data):
         return page_from_text(
             decode_text(data), url=uri, fmt=TEXT_EXTENSIONS[ext], kind="file", max_chars=max_chars
         )

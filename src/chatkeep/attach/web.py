@@ -35,6 +35,7 @@ from .sources import (
     Extracted,
     cap_text,
     decode_text,
+    looks_binary,
     markdown_title,
     name_title,
 )
@@ -321,6 +322,11 @@ def extract_url(
     if media in _HTML_TYPES:
         return page_from_html(body, url=url, charset=charset, kind="page", max_chars=max_chars)
     if media in _TEXT_TYPES:
+        if looks_binary(body):
+            raise AttachError(
+                f"{url} is served as {media} but holds binary data",
+                hint="download it and attach the file, or check the address",
+            )
         fmt = _TEXT_TYPES[media]
         if fmt == "text" and urlsplit(url).path.lower().endswith((".md", ".markdown")):
             fmt = "markdown"
