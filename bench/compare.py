@@ -36,9 +36,9 @@ from typing import Any
 from bench import peers as P
 from bench import workloads as W
 from bench.request_economy import SYSTEM, _bound, _naive
+from chatkeep.entries import text_length
 from chatkeep.rules.accounting import TOKENS_PER_IMAGE, request_stats
 from chatkeep.rules.context import AGED_STUB_HEADER
-from chatkeep.entries import text_length
 from chatkeep.rules.images import stamp_images_seen
 from chatkeep.rules.wire import build_request, serialize
 

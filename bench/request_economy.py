@@ -32,9 +32,9 @@ import random
 from collections.abc import Iterator
 from typing import Any
 
+from chatkeep.entries import text_length
 from chatkeep.rules.accounting import request_stats
 from chatkeep.rules.context import AGED_STUB_HEADER, build_page_context_text
-from chatkeep.entries import text_length
 from chatkeep.rules.images import image_part, stamp_images_seen
 from chatkeep.rules.wire import build_request, serialize
 

@@ -21,17 +21,21 @@ from .constants import (
     DEFAULTS,
     GET_ALL_KEYS,
     PAGE_CONTEXT_PREFIX,
+    PANEL_OPTION_DEFAULTS,
 )
 from .errors import (
     AttachError,
+    BadRequest,
     ChatkeepError,
     ContextOverflow,
+    CorruptValue,
     InvalidEntry,
     InvalidValue,
     NotFound,
     ProviderConfigError,
     ProviderError,
     StoreError,
+    UndecodableImage,
 )
 
 TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need these imports
@@ -39,47 +43,112 @@ TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need t
 # Everything else is resolved on first use (PEP 562) so that `import chatkeep` and
 # `chatkeep --help` do not pay for the storage layer and the request rules.
 _LAZY: dict[str, str] = {
+    "AttachResult": ".attach",
+    "CardRegistry": ".providers",
+    "Chat": ".conversation",
+    "DEFAULT_UNSEEN_BUDGET": ".rules.images",
+    "HISTORY_STEPS": ".rules.wire",
+    "Reply": ".conversation",
+    "RequestPlan": ".conversation",
     "SETTING_DEFAULTS": ".rules.settings",
     "SETTING_RULES": ".rules.settings",
     "Store": ".store",
+    "Turn": ".conversation",
     "WireRequest": ".rules.wire",
     "age_stale_attachments": ".rules.context",
-    "attach_source": ".attach.store_ops",
-    "attach_video": ".attach.store_ops",
+    "attach_file": ".attach",
+    "attach_image": ".attach",
+    "attach_source": ".attach",
+    "attach_url": ".attach",
+    "attach_video": ".attach",
     "bound_unseen_images": ".rules.images",
     "build_agent_turn": ".rules.context",
     "build_page_context_text": ".rules.context",
     "build_request": ".rules.wire",
-    "check_settings": ".rules.settings",
     "cap_turn_images": ".rules.images",
+    "check_settings": ".rules.settings",
     "compact_entry_image_parts": ".rules.labels",
+    "data_url_mime": ".dataurl",
+    "decode_data_url": ".dataurl",
+    "digest_json": ".digest",
+    "encode_data_url": ".dataurl",
+    "digest_text": ".digest",
     "downscale_data_url": ".rules.thumbnails",
+    "entry_text": ".entries",
+    "entry_view": ".rules.views",
+    "extract_file": ".attach",
+    "image_info": ".rules.views",
+    "image_part_url": ".entries",
     "image_parts_bytes": ".rules.images",
     "interleave_image_parts": ".rules.images",
     "is_attachment": ".entries",
     "is_context_overflow": ".rules.overflow",
+    "is_image_part": ".entries",
     "open": ".store",
     "parse_figure_labels": ".rules.labels",
     "parse_setting": ".rules.settings",
+    "plan_request": ".conversation",
     "prepare_history_for_model": ".rules.images",
+    "preview_request": ".conversation",
     "redact_text": ".rules.redact",
     "redact_url": ".rules.redact",
     "request_stats": ".rules.accounting",
     "serialize": ".rules.wire",
     "stamp_images_seen": ".rules.images",
     "stub_oversized_attachments": ".rules.context",
-    "summarize_attachment": ".conversation.summary",
-    "undo_attach": ".attach.store_ops",
+    "summarize_attachment": ".conversation",
+    "summarize_in_background": ".conversation",
+    "undo_attach": ".attach",
+    "validate_card": ".providers",
     "validate_entry": ".entries",
 }
 
 if TYPE_CHECKING:
     from typing import Any
 
-    from .attach.store_ops import attach_source, attach_video, undo_attach
-    from .conversation.summary import summarize_attachment
-    from .entries import is_attachment, validate_entry
-    from .rules.accounting import request_stats
+    from .attach import (
+        AttachResult,
+        attach_file,
+        attach_image,
+        attach_source,
+        attach_url,
+        attach_video,
+        extract_file,
+        undo_attach,
+    )
+    from .conversation import (
+        Chat,
+        Reply,
+        RequestPlan,
+        Turn,
+        plan_request,
+        preview_request,
+        summarize_attachment,
+        summarize_in_background,
+    )
+    from .dataurl import (
+        data_url_mime,
+        decode_data_url,
+        encode_data_url,
+    )
+    from .digest import (
+        digest_json,
+        digest_text,
+    )
+    from .entries import (
+        entry_text,
+        image_part_url,
+        is_attachment,
+        is_image_part,
+        validate_entry,
+    )
+    from .providers import (
+        CardRegistry,
+        validate_card,
+    )
+    from .rules.accounting import (
+        request_stats,
+    )
     from .rules.context import (
         age_stale_attachments,
         build_agent_turn,
@@ -87,6 +156,7 @@ if TYPE_CHECKING:
         stub_oversized_attachments,
     )
     from .rules.images import (
+        DEFAULT_UNSEEN_BUDGET,
         bound_unseen_images,
         cap_turn_images,
         image_parts_bytes,
@@ -94,13 +164,40 @@ if TYPE_CHECKING:
         prepare_history_for_model,
         stamp_images_seen,
     )
-    from .rules.labels import compact_entry_image_parts, parse_figure_labels
-    from .rules.overflow import is_context_overflow
-    from .rules.redact import redact_text, redact_url
-    from .rules.settings import SETTING_DEFAULTS, SETTING_RULES, check_settings, parse_setting
-    from .rules.thumbnails import downscale_data_url
-    from .rules.wire import WireRequest, build_request, serialize
-    from .store import Store, open
+    from .rules.labels import (
+        compact_entry_image_parts,
+        parse_figure_labels,
+    )
+    from .rules.overflow import (
+        is_context_overflow,
+    )
+    from .rules.redact import (
+        redact_text,
+        redact_url,
+    )
+    from .rules.settings import (
+        SETTING_DEFAULTS,
+        SETTING_RULES,
+        check_settings,
+        parse_setting,
+    )
+    from .rules.thumbnails import (
+        downscale_data_url,
+    )
+    from .rules.views import (
+        entry_view,
+        image_info,
+    )
+    from .rules.wire import (
+        HISTORY_STEPS,
+        WireRequest,
+        build_request,
+        serialize,
+    )
+    from .store import (
+        Store,
+        open,
+    )
 
 
 def __getattr__(name: str) -> Any:
@@ -120,25 +217,40 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "AttachError",
+    "AttachResult",
     "BROWSA_PAGE_CONTEXT_PREFIX",
+    "BadRequest",
+    "CardRegistry",
+    "Chat",
     "ChatkeepError",
     "ContextOverflow",
+    "CorruptValue",
     "DEFAULTS",
+    "DEFAULT_UNSEEN_BUDGET",
     "GET_ALL_KEYS",
+    "HISTORY_STEPS",
     "InvalidEntry",
     "InvalidValue",
     "NotFound",
     "PAGE_CONTEXT_PREFIX",
+    "PANEL_OPTION_DEFAULTS",
     "ProviderConfigError",
     "ProviderError",
+    "Reply",
+    "RequestPlan",
     "SETTING_DEFAULTS",
     "SETTING_RULES",
     "Store",
     "StoreError",
+    "Turn",
+    "UndecodableImage",
     "WireRequest",
     "__version__",
     "age_stale_attachments",
+    "attach_file",
+    "attach_image",
     "attach_source",
+    "attach_url",
     "attach_video",
     "bound_unseen_images",
     "build_agent_turn",
@@ -147,15 +259,28 @@ __all__ = [
     "cap_turn_images",
     "check_settings",
     "compact_entry_image_parts",
+    "data_url_mime",
+    "decode_data_url",
+    "digest_json",
+    "digest_text",
     "downscale_data_url",
+    "encode_data_url",
+    "entry_text",
+    "entry_view",
+    "extract_file",
+    "image_info",
+    "image_part_url",
     "image_parts_bytes",
     "interleave_image_parts",
     "is_attachment",
     "is_context_overflow",
+    "is_image_part",
     "open",
     "parse_figure_labels",
     "parse_setting",
+    "plan_request",
     "prepare_history_for_model",
+    "preview_request",
     "redact_text",
     "redact_url",
     "request_stats",
@@ -163,6 +288,8 @@ __all__ = [
     "stamp_images_seen",
     "stub_oversized_attachments",
     "summarize_attachment",
+    "summarize_in_background",
     "undo_attach",
+    "validate_card",
     "validate_entry",
 ]

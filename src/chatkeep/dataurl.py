@@ -21,6 +21,9 @@ from .errors import UndecodableImage
 
 __all__ = [
     "HEAD_RE",
+    "data_url_mime",
+    "decode_data_url",
+    "encode_data_url",
     "IMAGE_URL_RE",
     "decode",
     "encode",
@@ -82,3 +85,9 @@ def decode(url: object) -> tuple[str, bytes]:
 def encode(raw: bytes, mime: str) -> str:
     """``data:<mime>;base64,<payload>`` of ``raw``."""
     return f"data:{mime};base64,{base64.b64encode(raw).decode('ascii')}"
+
+
+# The names under which the facade exports these (``chatkeep.decode_data_url`` …).
+decode_data_url = decode
+encode_data_url = encode
+data_url_mime = mime_of

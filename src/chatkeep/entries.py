@@ -108,6 +108,15 @@ def is_attachment(entry: Any) -> bool:
     return first_text(entry).startswith(ATTACHMENT_PREFIXES)
 
 
+def last_question(history: list[Any]) -> int:
+    """Index of the newest ``user`` entry that is not an attachment (the last question), or -1."""
+    for i in range(len(history) - 1, -1, -1):
+        if isinstance(history[i], dict) and history[i].get("role") == "user":
+            if not is_attachment(history[i]):
+                return i
+    return -1
+
+
 def _check_json(value: Any, field: str) -> None:
     try:
         json.dumps(value, allow_nan=False)

@@ -20,6 +20,7 @@ from .storage.profile import Profile
 
 if TYPE_CHECKING:
     from .conversation import Chat
+    from .providers import CardRegistry
 
 MAX_PROFILE_CHARS = 100
 
@@ -99,6 +100,14 @@ class Store(Profile):
 
             engine = self.__dict__.setdefault("_chat", Chat(self))
         return engine
+
+    @property
+    def cards(self) -> CardRegistry:
+        """The provider-card registry (``put``, ``remove``, ``use``, ``rows``; one transaction
+        each, one set of rules for the active card and model)."""
+        from .providers import CardRegistry  # lazy: reading commands never load providers
+
+        return CardRegistry(self)
 
     def __enter__(self) -> Store:
         return self

@@ -9,8 +9,8 @@ import pytest
 from PIL import Image
 
 from chatkeep.attach import extract_file, extract_image_bytes
-from chatkeep.errors import AttachError
 from chatkeep.entries import validate_entry
+from chatkeep.errors import AttachError
 
 
 def _payload(url: str) -> bytes:

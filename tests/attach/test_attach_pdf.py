@@ -14,8 +14,8 @@ from pypdf import PdfReader, PdfWriter
 
 from chatkeep.attach import extract_file, extract_pdf_bytes
 from chatkeep.attach.pdf import FIGURES_INTRO, _page_captions, figures_section
-from chatkeep.errors import AttachError
 from chatkeep.entries import validate_entry
+from chatkeep.errors import AttachError
 from chatkeep.rules.labels import parse_figure_labels
 
 EXPECTED_CAPTIONS = (

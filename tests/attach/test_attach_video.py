@@ -8,8 +8,8 @@ import pytest
 
 from chatkeep.attach import extract_video
 from chatkeep.attach.video import format_timestamp, video_platform
-from chatkeep.errors import AttachError
 from chatkeep.entries import validate_entry
+from chatkeep.errors import AttachError
 
 YT = "https://www.youtube.com/watch?v=dQw4w9WgXcQ"
 

@@ -48,7 +48,11 @@ def test_provider_add_use_list_remove(tmp_path: Path) -> None:
         settings = s.get_all()
         assert (settings["activeProvider"], settings["activeModel"]) == ("claude", "claude-y")
         assert "apiKey" not in settings["providers"]["claude"]
-    run(db, "provider", "remove", "claude")
+    out = run(db, "provider", "remove", "claude").stdout
+    assert "local is now active" in out  # the only card left takes over, model reset
+    listed = json.loads(run(db, "provider", "list", "--json").stdout)
+    assert (listed["activeProvider"], listed["activeModel"]) == ("local", "")
+    run(db, "provider", "remove", "local")
     assert json.loads(run(db, "provider", "list", "--json").stdout)["activeProvider"] == ""
 
 

@@ -258,7 +258,7 @@ def test_request_stats_report_prefix_reuse(lite_chat, provider_server):
 def test_previous_request_is_kept_for_the_preview(lite_chat, provider_server):
     """The last request sent is stored, so a preview in another process reports prefix reuse against it."""
     import chatkeep
-    from chatkeep.preview import preview_request
+    from chatkeep import preview_request
 
     lite_chat.send("x" * 3000)
     sent = provider_server.requests[-1].body

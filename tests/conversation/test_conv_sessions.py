@@ -95,13 +95,36 @@ def test_saving_mid_stream_keeps_the_reply_live(lite_chat, provider_server):
 
 
 def test_cleared_conversation_drops_nothing_silently(lite_chat, provider_server):
-    """History cleared without saving while streaming: reply returned, not stored, warned."""
+    """History cleared without saving while streaming: question and reply go to the archive."""
     store = lite_chat.store
     provider_server.queue(slow_text())
     reply = lite_chat.send("question", on_delta=once(store.history.clear))
-    assert reply.landed == "none" and reply.text == "the late reply arrives in pieces"
-    assert any("not stored" in w for w in reply.warnings)
+    assert reply.landed == "archive" and reply.text == "the late reply arrives in pieces"
+    assert any("archive" in w for w in reply.warnings)
     assert store.history.read() == [] and store.sessions.index() == []
+    tail = store.history.archived()[-2:]
+    assert tail[0] == user("question")
+    assert tail[1]["role"] == "assistant" and tail[1]["content"] == reply.text
+
+
+def test_reply_whose_session_was_deleted_goes_to_the_archive(lite_chat, provider_server):
+    """The session the turn started in is deleted mid-stream: the reply is archived, not lost."""
+    store = lite_chat.store
+    store.history.append(user("earlier"))
+    sid = store.sessions.save("doomed")["id"]
+
+    def switch_and_delete() -> None:
+        store.sessions.new()
+        store.sessions.delete(sid)
+
+    provider_server.queue(slow_text())
+    reply = lite_chat.send("late question", on_delta=once(switch_and_delete))
+    assert reply.landed == "archive" and reply.session_id is None
+    assert store.sessions.get(sid) is None
+    assert [e.get("content") for e in store.history.archived()[-2:]] == [
+        "late question",
+        reply.text,
+    ]
 
 
 def test_same_words_in_the_other_session_do_not_attract_the_reply(lite_chat, provider_server):

@@ -171,7 +171,7 @@ def test_stored_cards_take_precedence_over_env():
         ({"apiKeyEnv": "NOT A NAME"}, "apiKeyEnv"),
         ({"temperature": 3}, "temperature"),
         ({"temperature": True}, "temperature"),
-        ({"maxTokens": 0}, "maxTokens"),
+        ({"maxTokens": -5}, "maxTokens"),
         ({"maxTokens": 1.5}, "maxTokens"),
         ({"stream": "yes"}, "stream"),
     ],

@@ -7,13 +7,13 @@ import copy
 from rules_helpers import assistant, attachment, img_part, png_url, txt, user
 
 from chatkeep.constants import BROWSA_PAGE_CONTEXT_PREFIX, PAGE_CONTEXT_PREFIX
+from chatkeep.entries import is_attachment
 from chatkeep.rules.context import (
     age_stale_attachments,
     build_agent_turn,
     build_page_context_text,
     stub_oversized_attachments,
 )
-from chatkeep.entries import is_attachment
 
 BIG_BODY = "x" * 9000
 IMG = png_url((8, 8))

@@ -83,7 +83,14 @@ def test_chat_shape_and_body():
     assert isinstance(req, WireRequest) and req.style == "chat"
     assert req.url == "https://api.example.com/v1/chat/completions"
     body = req.body
-    assert list(body) == ["model", "messages", "stream", "temperature", "max_tokens"]
+    assert list(body) == [
+        "model",
+        "stream",
+        "stream_options",
+        "temperature",
+        "max_tokens",
+        "messages",
+    ]
     assert body["model"] == "m-1" and body["stream"] is True
     msgs = body["messages"]
     check_shape(CHAT, msgs)
@@ -135,8 +142,8 @@ def test_responses_previous_response_id_sends_agent_turn_only():
 
 
 def test_previous_response_id_other_style_rejected():
-    """previous_response_id makes sense only for the responses style."""
-    with pytest.raises(ValueError):
+    """previous_response_id makes sense only for the responses style (a typed chatkeep error)."""
+    with pytest.raises(ProviderConfigError):
         _build("chat", previous_response_id="r")
 
 

@@ -82,7 +82,7 @@ def _open_reader(data: bytes, name: str):
     except Exception as exc:  # pypdf raises many types for damaged files
         raise AttachError(f"{name} is not a readable PDF: {exc}", hint=_UNREADABLE_HINT) from None
     if reader.is_encrypted:
-        from pypdf.errors import DependencyError
+        from pypdf.errors import DependencyError  # lazy: pypdf loads only for PDFs
 
         try:
             opened = bool(reader.decrypt(""))
@@ -114,7 +114,7 @@ def _clean(text: str) -> str:
 
 def _draw_order(page, reader) -> dict[str, object]:
     """Image XObjects by name, in the order the page's content stream (and its forms) draws them."""
-    from pypdf.generic import ContentStream
+    from pypdf.generic import ContentStream  # lazy: as above
 
     order: dict[str, object] = {}
 

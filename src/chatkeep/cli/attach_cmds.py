@@ -26,7 +26,7 @@ from .context import pass_ctx
 from .output import echo_json, plain
 
 if TYPE_CHECKING:
-    from ..attach.store_ops import AttachResult
+    from .. import AttachResult
 
 
 def _summarize_now(store: Any, attach_id: str) -> bool:

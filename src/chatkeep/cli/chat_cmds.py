@@ -1,5 +1,7 @@
 """``chatkeep chat``, ``chatkeep edit`` and ``chatkeep regenerate`` (SPEC §3.5, §7.2).
 
+Each command asks the engine to prepare its turn (every check, nothing written), then runs it.
+
 The reply streams to stdout as it arrives; notices (retries, trimmed attachments, dropped
 images, truncation warnings) go to stderr. Ctrl-C stops the stream and keeps the partial answer
 marked ``interrupted``. With ``--json`` nothing streams and one JSON object is printed at the end.
@@ -40,7 +42,7 @@ def _text_arg(text: str) -> str:
 
 
 def _read_images(paths: tuple[str, ...]) -> list[str]:
-    from ..attach import extract_file
+    from .. import extract_file
 
     urls = []
     for path in paths:
@@ -124,6 +126,8 @@ def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
                 click.echo("(stopped before any answer arrived: nothing was kept)", err=True)
         if reply.landed == "session":
             click.echo(f"(the reply was saved into session {reply.session_id})", err=True)
+        elif reply.landed == "archive":
+            click.echo("(its session was deleted: question and reply are in the archive)", err=True)
     if stopped:
         sys.stdout.flush()
         sys.exit(130)
@@ -150,8 +154,9 @@ def chat_cmd(
     TEXT `-` reads the message from standard input. Ctrl-C stops the reply, keeps the partial
     answer (marked interrupted) and exits 130."""
     text = _text_arg(text)
-    pics = _read_images(images)
-    _run(ctx.store().chat.send, as_json, text=text, images=pics, provider=provider, model=model)
+    chat = ctx.store().chat
+    turn = chat.prepare_send(text, _read_images(images), provider, model)
+    _run(chat.run, as_json, turn=turn)
 
 
 @click.command("edit")
@@ -168,14 +173,8 @@ def edit_cmd(
 
     TEXT `-` reads the new text from standard input."""
     text = _text_arg(text)
-    _run(
-        ctx.store().chat.edit_and_resend,
-        as_json,
-        i=index,
-        text=text,
-        provider=provider,
-        model=model,
-    )
+    chat = ctx.store().chat
+    _run(chat.run, as_json, turn=chat.prepare_edit(index, text, None, provider, model))
 
 
 @click.command("regenerate")
@@ -185,4 +184,5 @@ def edit_cmd(
 @pass_ctx
 def regenerate_cmd(ctx, provider: str | None, model: str | None, as_json: bool) -> None:  # noqa: ANN001
     """Ask for a new answer to your last message."""
-    _run(ctx.store().chat.regenerate, as_json, provider=provider, model=model)
+    chat = ctx.store().chat
+    _run(chat.run, as_json, turn=chat.prepare_regenerate(provider, model))

@@ -18,7 +18,7 @@ class Ctx:
 
     def store(self) -> Any:
         if self._store is None:
-            from ..store import open as open_store
+            from .. import open as open_store
 
             self._store = open_store(self.store_url, profile=self.profile)
         return self._store

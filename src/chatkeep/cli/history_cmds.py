@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import click
 
+from .. import entry_view
 from .context import pass_ctx
-from .output import echo_json, entry_view, plain, render_entry
+from .output import echo_json, plain, render_entry
 
 
 @click.command("history")

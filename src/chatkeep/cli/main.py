@@ -13,21 +13,30 @@ import sys
 
 import click
 
-from .. import errors
-from .._version import __version__
+from .. import (
+    AttachError,
+    ChatkeepError,
+    ContextOverflow,
+    InvalidEntry,
+    InvalidValue,
+    ProviderConfigError,
+    ProviderError,
+    StoreError,
+    __version__,
+)
 from ._help import HELP_WIDTH
 from .context import Ctx
 
 #: Exit status per error class (first match wins); usage errors exit 2 (Click's own).
-EXIT_CODES: list[tuple[type[errors.ChatkeepError], int]] = [
-    (errors.InvalidEntry, 3),
-    (errors.InvalidValue, 3),
-    (errors.StoreError, 4),
-    (errors.ContextOverflow, 6),
-    (errors.ProviderError, 5),
-    (errors.ProviderConfigError, 7),
-    (errors.AttachError, 8),
-    (errors.ChatkeepError, 1),
+EXIT_CODES: list[tuple[type[ChatkeepError], int]] = [
+    (InvalidEntry, 3),
+    (InvalidValue, 3),
+    (StoreError, 4),
+    (ContextOverflow, 6),
+    (ProviderError, 5),
+    (ProviderConfigError, 7),
+    (AttachError, 8),
+    (ChatkeepError, 1),
 ]
 
 
@@ -160,7 +169,7 @@ def render_help() -> str:
         return ctx.get_help() + "\n"
 
 
-def exit_code_for(exc: errors.ChatkeepError) -> int:
+def exit_code_for(exc: ChatkeepError) -> int:
     for cls, code in EXIT_CODES:
         if isinstance(exc, cls):
             return code
@@ -177,7 +186,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except errors.ChatkeepError as exc:
+    except ChatkeepError as exc:
         if debug:
             raise
         from .output import plain  # error text may quote user input: shown as plain text

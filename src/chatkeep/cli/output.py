@@ -9,11 +9,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..dataurl import decode as decode_data_url
-from ..dataurl import mime_of
-from ..entries import image_part_url, is_attachment, is_image_part, is_text_part
-from ..errors import UndecodableImage
-
 
 @contextmanager
 def working(message: str) -> Iterator[None]:
@@ -45,26 +40,6 @@ def echo_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
 
 
-def image_info(url: str) -> dict[str, Any]:
-    """``{"type": "image", "mime", "width", "height", "bytes"}`` for a data URL (no pixels)."""
-    mime = mime_of(url) or "unknown"
-    try:
-        raw = decode_data_url(url)[1]
-    except UndecodableImage:
-        raw = b""
-    width = height = None
-    try:
-        import io
-
-        from PIL import Image  # lazy: only `history` output needs image sizes
-
-        with Image.open(io.BytesIO(raw)) as img:
-            width, height = img.size
-    except Exception:  # noqa: BLE001 - an undecodable image is shown without a size
-        pass
-    return {"type": "image", "mime": mime, "width": width, "height": height, "bytes": len(raw)}
-
-
 def human_size(n: int) -> str:
     if n < 1024:
         return f"{n} B"
@@ -77,38 +52,6 @@ def image_label(info: dict[str, Any]) -> str:
     kind = info["mime"].split("/")[-1]
     size = f"{info['width']}×{info['height']} " if info["width"] else ""
     return f"[image {size}{kind}, {human_size(info['bytes'])}]"
-
-
-def attachment_meta(text: str) -> dict[str, Any]:
-    title = url = ""
-    for line in text.split("\n")[:6]:
-        if line.startswith("Title: ") and not title:
-            title = line[7:]
-        elif line.startswith("URL: ") and not url:
-            url = line[5:]
-    return {"title": title, "url": url, "chars": len(text)}
-
-
-def entry_view(index: int, entry: dict[str, Any]) -> dict[str, Any]:
-    """The JSON view of one entry: text parts as text, images as their sizes, flags kept."""
-    content = entry.get("content")
-    parts: list[dict[str, Any]] = []
-    if isinstance(content, str):
-        parts.append({"type": "text", "text": content})
-    elif isinstance(content, list):
-        for p in content:
-            if is_text_part(p):
-                parts.append({"type": "text", "text": p.get("text", "")})
-            elif is_image_part(p):
-                parts.append(image_info(image_part_url(p)))
-    view: dict[str, Any] = {"index": index, "role": entry.get("role"), "content": parts}
-    if is_attachment(entry):
-        first = next((p["text"] for p in parts if p["type"] == "text"), "")
-        view["attachment"] = attachment_meta(first)
-    for key in ("attachId", "videoSrc", "imagesSeen", "summarized", "interrupted", "provider"):
-        if key in entry:
-            view[key] = entry[key]
-    return view
 
 
 def render_entry(view: dict[str, Any]) -> str:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import click
 
-from ..errors import ProviderConfigError
 from .context import pass_ctx
 from .output import echo_json, plain
 
@@ -53,9 +52,12 @@ def add_cmd(
     make_active: bool | None,
 ) -> None:  # noqa: ANN001, E501
     """Add (or replace) the provider card NAME. Keys are read from --api-key-env, never stored."""
-    from ..providers import validate_card
-
-    card = {"style": style, "baseUrl": base_url, "model": model, "stream": not no_stream}
+    card: dict[str, object] = {
+        "style": style,
+        "baseUrl": base_url,
+        "model": model,
+        "stream": not no_stream,
+    }
     if api_key_env:
         card["apiKeyEnv"] = api_key_env
     if temperature is not None:
@@ -64,21 +66,10 @@ def add_cmd(
         card["maxTokens"] = max_tokens
     if server_transcript:
         card["serverTranscript"] = True
-    card = validate_card(card, name=name)
-    store = ctx.store()
-
-    def put(providers: object) -> dict:
-        cards = dict(providers) if isinstance(providers, dict) else {}
-        cards[name] = card
-        return cards
-
-    cards = store.local.modify("providers", put, default={})
-    active = store.get_all()["activeProvider"]
-    if make_active or (make_active is None and (not active or active not in cards)):
-        store.local.set({"activeProvider": name, "activeModel": ""})
-        active = name
+    result = ctx.store().cards.put(name, card, activate=make_active)
+    verb = "added" if result["created"] else "replaced"
     click.echo(
-        f"added provider {name} ({style}, {model})" + (" — active" if active == name else "")
+        f"{verb} provider {name} ({style}, {model})" + (" — active" if result["active"] else "")
     )
 
 
@@ -88,15 +79,7 @@ def add_cmd(
 @pass_ctx
 def use_cmd(ctx, name: str, model: str | None) -> None:  # noqa: ANN001
     """Make NAME the active provider (optionally with another model)."""
-    store = ctx.store()
-    cards = store.get_all()["providers"]
-    if name not in cards:
-        known = ", ".join(sorted(cards)) or "none yet"
-        raise ProviderConfigError(
-            f"no provider named {name!r} (known: {known})",
-            hint="add one with `chatkeep provider add NAME --style chat --base-url URL --model M`",
-        )
-    store.local.set({"activeProvider": name, "activeModel": model or ""})
+    ctx.store().cards.use(name, model)
     click.echo(f"using {name}" + (f" with model {model}" if model else ""))
 
 
@@ -105,24 +88,9 @@ def use_cmd(ctx, name: str, model: str | None) -> None:  # noqa: ANN001
 @pass_ctx
 def remove_cmd(ctx, name: str) -> None:  # noqa: ANN001
     """Remove the provider card NAME."""
-    store = ctx.store()
-    found = False
-
-    def drop(providers: object) -> dict | None:
-        nonlocal found
-        if not isinstance(providers, dict) or name not in providers:
-            return None
-        found = True
-        return {k: v for k, v in providers.items() if k != name}
-
-    store.local.modify("providers", drop, default={})
-    if not found:
-        raise ProviderConfigError(
-            f"no provider named {name!r}", hint="see `chatkeep provider list`"
-        )
-    if store.get_all()["activeProvider"] == name:
-        store.local.set({"activeProvider": "", "activeModel": ""})
-    click.echo(f"removed {name}")
+    result = ctx.store().cards.remove(name)
+    after = result["activeProvider"]
+    click.echo(f"removed {name}" + (f"; {after} is now active" if after else ""))
 
 
 @provider_group.command("list")
@@ -130,25 +98,15 @@ def remove_cmd(ctx, name: str) -> None:  # noqa: ANN001
 @pass_ctx
 def list_cmd(ctx, as_json: bool) -> None:  # noqa: ANN001
     """List provider cards; the active one is marked."""
-    settings = ctx.store().get_all()
-    rows = [
-        {
-            "name": name,
-            "style": card.get("style", "chat"),
-            "baseUrl": card.get("baseUrl", ""),
-            "model": card.get("model", ""),
-            "apiKeyEnv": card.get("apiKeyEnv", ""),
-            "active": name == settings["activeProvider"],
-        }
-        for name, card in sorted(settings["providers"].items())
-        if isinstance(card, dict)
-    ]
+    listing = ctx.store().cards.rows()
+    rows = listing["providers"]
+    settings = {"activeModel": listing["activeModel"]}
     if as_json:
         echo_json(
             {
-                "providers": rows,
-                "activeProvider": settings["activeProvider"],
-                "activeModel": settings["activeModel"],
+                "providers": [{k: v for k, v in r.items() if k != "hasKey"} for r in rows],
+                "activeProvider": listing["activeProvider"],
+                "activeModel": listing["activeModel"],
             }
         )
         return

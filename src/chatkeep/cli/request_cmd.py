@@ -17,9 +17,10 @@ from .output import echo_json, human_size, plain
 def request_cmd(ctx, text: str, provider: str | None, model: str | None, as_json: bool) -> None:  # noqa: ANN001
     """Show what the next request would send, and what it saves.
 
-    Per entry: raw, image labels or aged stub; totals; savings against resending everything;
-    prefix reuse against the previous request."""
-    from ..preview import preview_request
+    Per entry: raw, image labels, aged stub, or held by the server (a server-transcript card);
+    the history steps that ran; totals; savings against resending everything; prefix reuse
+    against the previous request. It is built by the same planner a send uses."""
+    from .. import preview_request
 
     p = preview_request(ctx.store(), text, provider=provider, model=model)
     if as_json:
@@ -33,6 +34,12 @@ def request_cmd(ctx, text: str, provider: str | None, model: str | None, as_json
         )
     else:
         click.echo(plain(f"next request: {p['style']} {p['model']}  →  {p['url']}"))
+    if p["previousResponseId"]:
+        click.echo(
+            f"continues server transcript {p['previousResponseId']}: "
+            "entries marked 'server' are not sent again"
+        )
+    click.echo("steps: " + " → ".join(p["steps"]) if p["steps"] else "steps: none")
     for e in p["entries"]:
         img = f", {e['images']} image(s) {human_size(e['imageBytes'])}" if e["images"] else ""
         click.echo(f"  #{e['index']:<3} {e['role']:<9} {e['sent']:<6} {e['chars']:>9,} chars{img}")

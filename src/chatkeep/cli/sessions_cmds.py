@@ -7,9 +7,9 @@ import sys
 
 import click
 
-from .. import InvalidValue, NotFound
+from .. import InvalidValue, NotFound, entry_view
 from .context import pass_ctx
-from .output import echo_json, entry_view, plain, render_entry
+from .output import echo_json, plain, render_entry
 
 
 def _when(ms: object) -> str:
@@ -44,8 +44,8 @@ def list_cmd(ctx, query: str, as_json: bool) -> None:  # noqa: ANN001
         click.echo("(no matching sessions)" if query.strip() else "(no saved sessions)")
         return
     from rich.console import Console  # lazy: rich only for tables
-    from rich.table import Table
-    from rich.text import Text
+    from rich.table import Table  # lazy: as above
+    from rich.text import Text  # lazy: as above
 
     table = Table(box=None, header_style="bold")
     for col in ("id", "name", "created", "pinned") + (("match",) if query.strip() else ()):

@@ -7,9 +7,9 @@ import sys
 
 import click
 
-from ..errors import InvalidValue
+from .. import InvalidValue, entry_view
 from .context import pass_ctx
-from .output import entry_view, render_entry, working
+from .output import render_entry, working
 
 
 def _markdown(title: str, entries: list[dict]) -> str:

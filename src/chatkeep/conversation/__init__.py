@@ -3,11 +3,14 @@
 Public API::
 
     Chat(store, *, retries=2, retry_delay=1.0, sleep=time.sleep, env=None)
-        .send(text, images=(), provider=None, model=None, *, on_delta=None, on_notice=None,
-              cancel=None, discard_partial=False) -> Reply
-        .edit_and_resend(i, text, images=None, provider=None, model=None, **same) -> Reply
-        .regenerate(provider=None, model=None, **same) -> Reply
+        .prepare_send(text, images=(), provider=None, model=None) -> Turn     # checks, no write
+        .prepare_edit(i, text, images=None, provider=None, model=None) -> Turn
+        .prepare_regenerate(provider=None, model=None) -> Turn
+        .run(turn, *, on_delta=None, on_notice=None, cancel=None, discard_partial=False) -> Reply
+        .send / .edit_and_resend / .regenerate        # prepare + run in one call
         .stop() -> int
+    plan_request(profile, card, system, history, user_entry, *, steps=HISTORY_STEPS) -> RequestPlan
+    preview_request(profile, draft="", *, provider=None, model=None) -> dict   # what run() sends
     Reply(text, provider, model, usage, interrupted, warnings, stats, response_id,
           finish_reason, rescued, dropped_images, landed, session_id)
     RESCUE_NOTICE                      # "attachment trimmed to fit, retrying"
@@ -24,7 +27,8 @@ in the docstrings of :mod:`.engine` (SPEC §3.5, §6.1, §7.2–7.4), :mod:`.sum
 from __future__ import annotations
 
 from .chunking import DEFAULT_CHUNK_CHARS, chunk_text
-from .engine import RESCUE_NOTICE, Chat
+from .engine import RESCUE_NOTICE, Chat, Turn
+from .planner import RequestPlan, plan_request, preview_request
 from .summary import SummaryJob, should_summarize, summarize_attachment, summarize_in_background
 from .turn import Reply
 
@@ -33,8 +37,12 @@ __all__ = [
     "RESCUE_NOTICE",
     "Chat",
     "Reply",
+    "RequestPlan",
     "SummaryJob",
+    "Turn",
     "chunk_text",
+    "plan_request",
+    "preview_request",
     "should_summarize",
     "summarize_attachment",
     "summarize_in_background",

@@ -32,7 +32,7 @@ from .security import PanelGuard
 from .state import PanelState
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from .. import Store
 
 __all__ = ["STATIC_DIR", "create_app"]
 

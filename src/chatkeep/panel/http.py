@@ -3,7 +3,7 @@
 Every error leaves the panel as JSON ``{"error": {"type", "message", "hint"}}`` with an HTTP
 status (:data:`STATUS`, first match wins): bad input 400, missing things 404, unreadable
 attachments 422, provider failures 502 (413 for a context overflow), an unusable store 503.
-:class:`~chatkeep.errors.NotFound` and :class:`~chatkeep.errors.BadRequest` come from the one
+:class:`~chatkeep.NotFound` and :class:`~chatkeep.BadRequest` come from the one
 error tree, so they carry a hint like every other.
 """
 
@@ -18,7 +18,18 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from .. import errors
+from .. import (
+    AttachError,
+    BadRequest,
+    ChatkeepError,
+    ContextOverflow,
+    InvalidEntry,
+    InvalidValue,
+    NotFound,
+    ProviderConfigError,
+    ProviderError,
+    StoreError,
+)
 
 __all__ = [
     "STATUS",
@@ -37,23 +48,21 @@ log = logging.getLogger(__name__)
 MAX_JSON_BYTES = 40 * 1024 * 1024
 
 
-NotFound = errors.NotFound
-BadRequest = errors.BadRequest
-STATUS: list[tuple[type[errors.ChatkeepError], int]] = [
+STATUS: list[tuple[type[ChatkeepError], int]] = [
     (NotFound, 404),
     (BadRequest, 400),
-    (errors.InvalidEntry, 400),
-    (errors.InvalidValue, 400),
-    (errors.ProviderConfigError, 400),
-    (errors.AttachError, 422),
-    (errors.ContextOverflow, 413),
-    (errors.ProviderError, 502),
-    (errors.StoreError, 503),
-    (errors.ChatkeepError, 500),
+    (InvalidEntry, 400),
+    (InvalidValue, 400),
+    (ProviderConfigError, 400),
+    (AttachError, 422),
+    (ContextOverflow, 413),
+    (ProviderError, 502),
+    (StoreError, 503),
+    (ChatkeepError, 500),
 ]
 
 
-def error_status(exc: errors.ChatkeepError) -> int:
+def error_status(exc: ChatkeepError) -> int:
     for cls, status in STATUS:
         if isinstance(exc, cls):
             return status
@@ -62,13 +71,13 @@ def error_status(exc: errors.ChatkeepError) -> int:
 
 def error_body(exc: BaseException) -> dict[str, Any]:
     """The JSON error object for any exception (chatkeep errors keep message and hint)."""
-    if isinstance(exc, errors.ChatkeepError):
+    if isinstance(exc, ChatkeepError):
         body: dict[str, Any] = {
             "type": type(exc).__name__,
             "message": exc.message,
             "hint": exc.hint,
         }
-        if isinstance(exc, errors.ProviderError) and exc.status is not None:
+        if isinstance(exc, ProviderError) and exc.status is not None:
             body["providerStatus"] = exc.status
         return {"error": body}
     return {
@@ -109,7 +118,7 @@ async def threaded(fn: Any, *args: Any, **kwargs: Any) -> Any:
 
 
 async def _chatkeep_error(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, errors.ChatkeepError)
+    assert isinstance(exc, ChatkeepError)
     return JSONResponse(error_body(exc), status_code=error_status(exc))
 
 
@@ -126,7 +135,7 @@ async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
 
 
 exception_handlers: dict[Any, Any] = {
-    errors.ChatkeepError: _chatkeep_error,
+    ChatkeepError: _chatkeep_error,
     HTTPException: _http_error,
     Exception: _unexpected,
 }

@@ -20,12 +20,12 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..errors import ChatkeepError
+from .. import ChatkeepError
 from .app import create_app
 from .security import new_token
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from .. import Store
 
 __all__ = ["DEFAULT_HOST", "DEFAULT_PORT", "PanelServer", "is_loopback"]
 

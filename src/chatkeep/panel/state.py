@@ -14,11 +14,11 @@ import threading
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..constants import PANEL_OPTION_DEFAULTS
+from .. import PANEL_OPTION_DEFAULTS
 from .views import ImageRegistry
 
 if TYPE_CHECKING:
-    from ..store import Store
+    from .. import Store
 
 __all__ = ["PanelState", "Turns", "public_settings"]
 

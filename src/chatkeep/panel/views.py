@@ -26,12 +26,17 @@ import threading
 from collections import OrderedDict
 from typing import Any
 
-from ..cli.output import entry_view
-from ..dataurl import decode as decode_data_url
-from ..dataurl import mime_of
-from ..digest import digest_text, hex_of
-from ..entries import entry_text, image_part_url, is_attachment, is_image_part
-from ..errors import UndecodableImage
+from .. import (
+    UndecodableImage,
+    data_url_mime,
+    decode_data_url,
+    digest_text,
+    entry_text,
+    entry_view,
+    image_part_url,
+    is_attachment,
+    is_image_part,
+)
 from .markdown import render_markdown
 
 __all__ = ["ALLOWED_IMAGE_TYPES", "ImageRegistry", "history_view", "image_key"]
@@ -41,11 +46,11 @@ ALLOWED_IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
 
 def image_key(url: str) -> str:
     """The content key of one stored image: sha256 of its data URL, hex."""
-    return hex_of(digest_text(url))
+    return digest_text(url).removeprefix("sha256:")
 
 
 def _decode(url: str) -> tuple[str, bytes] | None:
-    if mime_of(url) not in ALLOWED_IMAGE_TYPES:
+    if data_url_mime(url) not in ALLOWED_IMAGE_TYPES:
         return None
     try:
         return decode_data_url(url)

@@ -5,6 +5,7 @@ Public API::
     Card                                   # resolved card (name, style, base_url, model, ...)
     resolve_provider(settings, name=None, model=None, env=os.environ) -> Card
     validate_card(card: dict, *, name="") -> dict            # for `chatkeep provider add`
+    CardRegistry(profile).put / remove / use / get / rows     # every card write, one tx each
     stream(card, body, *, cancel=None) -> Iterator[TextDelta | Done]
     stream_with_retries(card, body, *, cancel=None, retries=2, delay=1.0, sleep=time.sleep)
     complete(card, body, *, cancel=None, on_delta=None, ...) -> Done
@@ -25,12 +26,14 @@ from __future__ import annotations
 
 from .cards import Card, api_root, resolve_provider, sdk_base_url, validate_card
 from .events import Done, TextDelta
+from .registry import CardRegistry
 from .retry import is_transient, with_retries
 from .send import adapter_for, complete, stream, stream_with_retries
 from .usage import truncation_warning
 
 __all__ = [
     "Card",
+    "CardRegistry",
     "Done",
     "TextDelta",
     "adapter_for",

@@ -18,7 +18,7 @@ __all__ = ["client", "translate"]
 
 
 def client(card: Card) -> Any:
-    import openai
+    import openai  # lazy: the SDK loads on the first call
 
     return openai.OpenAI(
         api_key=card.api_key or NO_KEY,
@@ -33,7 +33,7 @@ def translate(exc: BaseException, card: Card) -> BaseException:
     if isinstance(exc, ChatkeepError):
         return exc
     import httpx2
-    import openai
+    import openai  # lazy: as above
 
     if isinstance(exc, openai.APIStatusError):
         return _errors.status_error(card, exc.status_code, exc.body, exc.message)

@@ -17,7 +17,8 @@ Contract:
 
 * :func:`validate_card` checks one card dict (what ``chatkeep provider add`` stores) and returns a
   normalized copy; a bad card raises :class:`~chatkeep.errors.ProviderConfigError` whose message
-  names the field. Unknown extra keys are kept untouched.
+  names the field. Unknown extra keys are kept untouched. browsa cards are understood: their
+  ``apiStyle`` names the style (:data:`BROWSA_STYLES`) and ``maxTokens: 0`` means the default.
 * :func:`resolve_provider` picks the card to use — the explicit ``name`` or ``activeProvider``;
   ``model`` or (for the active card) ``activeModel`` overrides the card's model; a single stored
   card is used when nothing is active — and returns a :class:`Card` with the API key resolved.
@@ -87,6 +88,30 @@ def sdk_base_url(card: Card) -> str:
     return root
 
 
+#: browsa's ``apiStyle`` values and the chatkeep style each one means.
+BROWSA_STYLES = {
+    "openai": "chat",
+    "chat": "chat",
+    "chat-completions": "chat",
+    "openai-compatible": "chat",
+    "responses": "responses",
+    "openai-responses": "responses",
+    "anthropic": "anthropic",
+    "claude": "anthropic",
+    "messages": "anthropic",
+}
+
+
+def _from_browsa(out: dict[str, Any]) -> None:
+    """Read a browsa card in place: ``apiStyle`` names the style (when ``style`` is absent) and
+    ``maxTokens: 0`` means the provider's default."""
+    api_style = out.get("apiStyle")
+    if "style" not in out and isinstance(api_style, str):
+        out["style"] = BROWSA_STYLES.get(api_style.strip().lower(), api_style)
+    if out.get("maxTokens") == 0 and not isinstance(out.get("maxTokens"), bool):
+        out.pop("maxTokens")
+
+
 def validate_card(card: Any, *, name: str = "") -> dict[str, Any]:
     """Check one stored card; return a normalized copy or raise ``ProviderConfigError``."""
     where = f"provider card {name!r}" if name else "provider card"
@@ -96,6 +121,7 @@ def validate_card(card: Any, *, name: str = "") -> dict[str, Any]:
             hint="a card is {style, baseUrl, model, apiKeyEnv | apiKey, temperature, maxTokens, stream}",
         )
     out = dict(card)
+    _from_browsa(out)
 
     style = out.get("style", "chat")
     if style not in STYLES:

@@ -41,7 +41,7 @@ def prepare_body(card: Card, body: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _client(card: Card) -> Any:
-    import anthropic
+    import anthropic  # lazy: the SDK loads on the first call
 
     return anthropic.Anthropic(
         api_key=card.api_key or NO_KEY,
@@ -55,7 +55,7 @@ def translate(exc: BaseException, card: Card) -> BaseException:
     """The chatkeep error for ``exc``; unrelated exceptions are returned unchanged."""
     if isinstance(exc, ChatkeepError):
         return exc
-    import anthropic
+    import anthropic  # lazy: as above
     import httpx2
 
     if isinstance(exc, anthropic.APIStatusError):

@@ -74,7 +74,7 @@ def downscale_data_url(url: str, max_edge: int = THUMBNAIL_MAX_EDGE) -> str:
 
 def _flatten_on_white(img):  # type: ignore[no-untyped-def]
     """An RGB copy of the (first frame of the) image with any transparency over opaque white."""
-    from PIL import Image
+    from PIL import Image  # lazy: imaging only when writing a thumbnail
 
     if img.mode in ("RGBA", "LA", "PA") or (img.mode == "P" and "transparency" in img.info):
         rgba = img.convert("RGBA")

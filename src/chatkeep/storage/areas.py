@@ -108,6 +108,31 @@ class LocalArea:
                 tx.kv_put(key, result)
             return result
 
+    def modify_many(
+        self, keys: Iterable[str], fn: Callable[[dict[str, Any]], dict[str, Any] | None]
+    ) -> dict[str, Any] | None:
+        """Read ``keys`` (missing ones absent), call ``fn(values)``; a non-None result is a dict
+        of keys to store (a value of ``None`` removes the key). One transaction, so related keys
+        (a card and the active selection) never disagree."""
+        names = _keys_arg(keys)
+        if HISTORY_KEY in names:
+            raise InvalidValue("use store.history.mutate() to change the history")
+        with self._b.transaction(self._profile) as tx:
+            result = fn(tx.kv_get(names))
+            if result is None:
+                return None
+            for k in result:
+                check_key(k)
+                if k == HISTORY_KEY:
+                    raise InvalidValue("use store.history.mutate() to change the history")
+            gone = [k for k, v in result.items() if v is None]
+            if gone:
+                tx.kv_delete(gone)
+            for k, v in result.items():
+                if v is not None:
+                    tx.kv_put(k, v)
+            return result
+
 
 class MemoryArea:
     """``store.session``: lives as long as this process; same API, same copy semantics."""

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import ChatkeepError, StoreError
 from .locks import FifoRLock
-from .sql import MIGRATIONS, Tx, now_ms
+from .sql import MIGRATIONS, Migration, Tx, now_ms
 
 
 class Backend(ABC):
@@ -129,24 +129,37 @@ class Backend(ABC):
         mapped = self.translate(exc)
         return mapped if mapped is not None else exc
 
+    def migrations(self) -> tuple[Migration, ...]:
+        """The registry this backend applies: the shared one, plus its own (override)."""
+        return tuple(m for m in MIGRATIONS if self.dialect in m.dialects)
+
     def migrate(self) -> None:
-        """Apply the named migrations not applied yet, each with its bookkeeping row."""
-        with self.transaction("", write=True) as tx:
-            tx._b.execute(
-                "CREATE TABLE IF NOT EXISTS ck_migrations (name TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)"
+        """Apply the named migrations not applied yet, in order, **each in its own
+        transaction** with its bookkeeping row: a failure leaves every earlier one applied and
+        this one not at all."""
+        with self.transaction("", write=True):
+            self.execute(
+                "CREATE TABLE IF NOT EXISTS ck_migrations"
+                " (name TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)"
             )
-            done = {r[0] for r in tx._b.query("SELECT name FROM ck_migrations")}
-            for name, statements in MIGRATIONS:
-                if name in done:
+        for migration in self.migrations():
+            with self.transaction("", write=True):
+                if self.query("SELECT 1 FROM ck_migrations WHERE name=?", (migration.name,)):
                     continue
-                for stmt in statements:
-                    tx._b.execute(stmt.replace("{blob}", self.blob_type))
-                tx._b.execute(
-                    "INSERT INTO ck_migrations (name, applied_at) VALUES (?, ?)", (name, now_ms())
+                for stmt in migration.statements:
+                    self.execute(stmt.replace("{blob}", self.blob_type))
+                if migration.run is not None and migration.run(self) is False:
+                    continue
+                self.execute(
+                    "INSERT INTO ck_migrations (name, applied_at) VALUES (?, ?)",
+                    (migration.name, now_ms()),
                 )
 
-    def schema_version(self) -> int:
-        return len(self.query("SELECT name FROM ck_migrations"))
+    def applied_migrations(self) -> list[str]:
+        """Names of the migrations applied to this database, in the order applied."""
+        return [
+            r[0] for r in self.query("SELECT name FROM ck_migrations ORDER BY applied_at, name")
+        ]
 
     def close(self) -> None:
         with self.lock:

@@ -19,6 +19,7 @@ from ..constants import ACTIVE_SESSION_KEY, DEFAULTS
 from ..entries import is_attachment, text_length, validate_entries, validate_entry
 from ..errors import CorruptValue, InvalidEntry, InvalidValue
 from . import codec
+from .sql import now_ms
 
 if TYPE_CHECKING:
     from .backend import Backend
@@ -104,6 +105,20 @@ class History:
 
     def archived_count(self) -> int:
         with self._b.transaction(self._profile, write=False) as tx:
+            return tx.archive_count()
+
+    def archive_append(self, entries: Entries) -> int:
+        """Add ``entries`` (validated) to the end of the archive in one transaction, e.g. a
+        question and its late reply whose session was deleted meanwhile (SPEC §7.2). Returns
+        the archive's new length."""
+        validate_entries(entries)
+        encoded = [_encode_entry(e, i) for i, e in enumerate(entries)]
+        with self._b.transaction(self._profile) as tx:
+            seq = tx.archive_next_seq()
+            stamp = now_ms()
+            for text, blobs, _chars in encoded:
+                tx.archive_insert(seq, text, blobs, stamp)
+                seq += 1
             return tx.archive_count()
 
     # -- writing ----------------------------------------------------------------------------

@@ -24,7 +24,8 @@ history length. Reading small keys touches only ``ck_kv`` rows of those keys.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..constants import SESSIONS_INDEX_KEY
@@ -32,12 +33,25 @@ from ..errors import CorruptValue
 from . import codec
 from .codec import Blob
 
-SCHEMA_VERSION = 1
 
-MIGRATIONS: list[tuple[str, list[str]]] = [
-    (
+@dataclass(frozen=True)
+class Migration:
+    """One named schema change, applied once per database in its own transaction together
+    with its ``ck_migrations`` row. ``dialects`` limits it to some backends; ``run`` is a
+    callable for changes that are more than plain statements (it returns ``False`` when the
+    change is not possible on this server, which leaves it unrecorded, to be tried again)."""
+
+    name: str
+    statements: tuple[str, ...] = ()
+    dialects: tuple[str, ...] = ("sqlite", "postgresql")
+    run: Callable[[Any], bool] | None = None
+
+
+#: The shared registry, in order. Backends may add their own (see ``Backend.migrations``).
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
         "0001_initial",
-        [
+        (
             "CREATE TABLE IF NOT EXISTS ck_kv (profile TEXT NOT NULL, key TEXT NOT NULL,"
             " value TEXT NOT NULL, PRIMARY KEY (profile, key))",
             "CREATE TABLE IF NOT EXISTS ck_history (profile TEXT NOT NULL, pos BIGINT NOT NULL,"
@@ -51,16 +65,16 @@ MIGRATIONS: list[tuple[str, list[str]]] = [
             "CREATE TABLE IF NOT EXISTS ck_blob_refs (profile TEXT NOT NULL, owner TEXT NOT NULL,"
             " hash TEXT NOT NULL, PRIMARY KEY (profile, owner, hash))",
             "CREATE INDEX IF NOT EXISTS ck_blob_refs_hash ON ck_blob_refs (profile, hash)",
-        ],
+        ),
     ),
-    (
+    Migration(
         "0002_session_digests",
-        [
+        (
             "CREATE TABLE IF NOT EXISTS ck_session_digest (profile TEXT NOT NULL, id TEXT NOT NULL,"
             " digest TEXT NOT NULL, PRIMARY KEY (profile, id))",
-        ],
+        ),
     ),
-]
+)
 
 
 class Cursorish(Protocol):
@@ -369,6 +383,10 @@ class Tx:
         return [
             r[0] for r in self.rows("SELECT value FROM ck_archive WHERE profile=? ORDER BY seq")
         ]
+
+    def archive_next_seq(self) -> int:
+        r = self.rows("SELECT max(seq) FROM ck_archive WHERE profile=?")
+        return 0 if not r or r[0][0] is None else int(r[0][0]) + 1
 
     def archive_count(self) -> int:
         return int(self.rows("SELECT count(*) FROM ck_archive WHERE profile=?")[0][0])

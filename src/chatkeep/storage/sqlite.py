@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 from ..errors import ChatkeepError, StoreError
 from .backend import Backend
-from .sql import MIGRATIONS
+from .sql import Migration
 
 BUSY_TIMEOUT_S = 60.0
 
@@ -21,6 +21,29 @@ def _writable(path: str) -> bool:
     its journal files beside it)."""
     parent = os.path.dirname(os.path.abspath(path))
     return os.access(path, os.W_OK) and os.access(parent, os.W_OK | os.X_OK)
+
+
+def _create_session_fts(backend: Backend) -> bool:
+    """Move session digests into an FTS5 trigram table (it answers substring ``LIKE`` from the
+    index); ``False`` when this SQLite has no FTS5 or no trigram tokenizer (the plain table
+    stays in use and the migration is tried again on a later open)."""
+    try:
+        backend.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS ck_session_fts USING fts5("
+            "profile UNINDEXED, id UNINDEXED, digest, tokenize='trigram')"
+        )
+    except sqlite3.OperationalError:
+        return False
+    backend.execute(
+        "INSERT INTO ck_session_fts (profile, id, digest)"
+        " SELECT profile, id, digest FROM ck_session_digest"
+    )
+    backend.execute("DELETE FROM ck_session_digest")
+    return True
+
+
+#: SQLite only: session digests in a trigram full-text index.
+SESSION_FTS = Migration("0003_sqlite_session_fts", dialects=("sqlite",), run=_create_session_fts)
 
 
 class SQLiteBackend(Backend):
@@ -134,10 +157,15 @@ class SQLiteBackend(Backend):
         return {r[0] for r in rows}
 
     def _needs_migration(self, tables: set[str]) -> bool:
+        """Whether a migration is missing (so opening needs a write); the optional FTS5 index
+        (it stays missing on an SQLite without FTS5) never makes a read-only open fail."""
         if "ck_migrations" not in tables:
             return True
         done = {r[0] for r in self._conn.execute("SELECT name FROM ck_migrations").fetchall()}
-        return any(name not in done for name, _ in MIGRATIONS)
+        missing = [m.name for m in self.migrations() if m.name not in done]
+        if self.read_only and missing == [SESSION_FTS.name]:
+            return False
+        return bool(missing)
 
     def _open_error(self, exc: BaseException) -> StoreError:
         text = str(exc)
@@ -159,34 +187,15 @@ class SQLiteBackend(Backend):
             "it), or pass another --store",
         )
 
-    def _use_trigram_index(self) -> None:
-        """Keep session digests in an FTS5 trigram table when this SQLite has FTS5 (it
-        answers substring LIKE queries from the index); otherwise the plain table is used."""
-        if self._tables_have("ck_session_fts"):
-            self.digest_table = "ck_session_fts"
-            return
-        if self.read_only:
-            return
-        with self.transaction("", write=True):
-            have = self.query("SELECT name FROM sqlite_master WHERE name='ck_session_fts'")
-            if not have:
-                try:
-                    self.execute(
-                        "CREATE VIRTUAL TABLE ck_session_fts USING fts5("
-                        "profile UNINDEXED, id UNINDEXED, digest, tokenize='trigram')"
-                    )
-                except sqlite3.OperationalError:  # no FTS5 (or no trigram tokenizer) here
-                    return
-                self.execute(
-                    "INSERT INTO ck_session_fts (profile, id, digest)"
-                    " SELECT profile, id, digest FROM ck_session_digest"
-                )
-                self.execute("DELETE FROM ck_session_digest")
-        self.digest_table = "ck_session_fts"
+    def migrations(self) -> tuple[Migration, ...]:
+        return (*super().migrations(), SESSION_FTS)
 
-    def _tables_have(self, name: str) -> bool:
+    def _use_trigram_index(self) -> None:
+        """Search the FTS5 trigram table when migration ``0003_sqlite_session_fts`` made it."""
         with self.transaction("", write=False):
-            return bool(self.query("SELECT name FROM sqlite_master WHERE name=?", (name,)))
+            have = self.query("SELECT name FROM sqlite_master WHERE name='ck_session_fts'")
+        if have:
+            self.digest_table = "ck_session_fts"
 
     def digest_search_sql(self, needle: str) -> tuple[str, str]:
         if self.digest_table != "ck_session_fts" or "%" in needle or "_" in needle:

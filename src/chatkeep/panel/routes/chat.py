@@ -2,9 +2,9 @@
 
 | route | body | engine call |
 |---|---|---|
-| ``POST /api/chat/send`` | ``{"text", "images"?: [data URL…]}`` | ``store.chat.send`` |
-| ``POST /api/chat/edit`` | ``{"index", "text"}`` | ``store.chat.edit_and_resend`` |
-| ``POST /api/chat/regenerate`` | ``{}`` | ``store.chat.regenerate`` |
+| ``POST /api/chat/send`` | ``{"text", "images"?: [data URL…]}`` | ``chat.prepare_send`` → ``run`` |
+| ``POST /api/chat/edit`` | ``{"index", "text"}`` | ``chat.prepare_edit`` → ``run`` |
+| ``POST /api/chat/regenerate`` | ``{}`` (also Retry) | ``chat.prepare_regenerate`` → ``run`` |
 | ``POST /api/chat/stop`` | ``{"turn"?}`` | sets that turn's cancel event (all turns without one) |
 
 The engine runs in a worker thread; its ``on_delta``/``on_notice`` callbacks feed the response
@@ -18,9 +18,10 @@ The engine runs in a worker thread; its ``on_delta``/``on_notice`` callbacks fee
   "rescued", "droppedImages"}`` — after which the page reloads ``/api/history``;
 * ``error`` ``{"status", "error": {"type", "message", "hint"}}`` — a failed turn.
 
-Input that cannot be sent (empty message, bad image, no usable provider card, an index that is
-not one of the user's messages) is refused before the stream starts, as a JSON error with an
-HTTP status, and nothing is written. A client that goes away mid-stream stops its turn (the
+The engine's first phase checks the turn (empty message, bad image, no usable provider card,
+an index that is not one of the user's messages) before the stream starts; what it refuses
+comes back as a JSON error with an HTTP status, and nothing is written. The routes re-check
+nothing themselves. A client that goes away mid-stream stops its turn (the
 partial reply is kept with ``interrupted: true``, like the stop button).
 """
 
@@ -37,10 +38,6 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from ...conversation.turn import build_user_entry
-from ...entries import is_attachment
-from ...errors import InvalidValue
-from ...providers import resolve_provider
 from ..http import BadRequest, error_body, error_status, json_body, ok, threaded
 from ..markdown import render_markdown
 from ..state import PanelState
@@ -175,22 +172,18 @@ def _text(body: dict[str, Any]) -> str:
     return text
 
 
-def _check_provider(panel: PanelState) -> None:
-    resolve_provider(panel.store.get_all())
+async def _prepared(panel: PanelState, prepare: Callable[[], Any]) -> Response:
+    """Phase one in a worker thread (it raises before anything is written), then the stream."""
+    turn = await threaded(prepare)
+    chat = panel.store.chat
+    return await _stream_turn(panel, lambda **kw: chat.run(turn, **kw))
 
 
 async def send(request: Request) -> Response:
     panel = _panel(request)
     body = await json_body(request)
     text, images = _text(body), _images(body)
-
-    def check() -> None:
-        build_user_entry(text, images)
-        _check_provider(panel)
-
-    await threaded(check)
-    chat = panel.store.chat
-    return await _stream_turn(panel, lambda **kw: chat.send(text, images, **kw))
+    return await _prepared(panel, lambda: panel.store.chat.prepare_send(text, images))
 
 
 async def edit(request: Request) -> Response:
@@ -200,42 +193,13 @@ async def edit(request: Request) -> Response:
     index = body.get("index")
     if isinstance(index, bool) or not isinstance(index, int):
         raise BadRequest("'index' must be the integer index of one of your messages")
-
-    def check() -> None:
-        history = panel.store.history.read()
-        if not 0 <= index < len(history):
-            raise InvalidValue(
-                f"no history entry at index {index} (the live history has {len(history)})",
-                hint="reload the panel and try again",
-            )
-        entry = history[index]
-        if entry.get("role") != "user" or is_attachment(entry):
-            raise InvalidValue(
-                f"entry {index} is not a message you wrote",
-                hint="only your own messages can be edited",
-            )
-        if not text.strip():
-            raise InvalidValue("nothing to send: the message is empty", hint="type a message")
-        _check_provider(panel)
-
-    await threaded(check)
-    chat = panel.store.chat
-    return await _stream_turn(panel, lambda **kw: chat.edit_and_resend(index, text, **kw))
+    return await _prepared(panel, lambda: panel.store.chat.prepare_edit(index, text))
 
 
 async def regenerate(request: Request) -> Response:
     panel = _panel(request)
     await json_body(request)
-
-    def check() -> None:
-        history = panel.store.history.read()
-        if not any(e.get("role") == "user" and not is_attachment(e) for e in history):
-            raise InvalidValue("there is no question to regenerate", hint="send a message first")
-        _check_provider(panel)
-
-    await threaded(check)
-    chat = panel.store.chat
-    return await _stream_turn(panel, lambda **kw: chat.regenerate(**kw))
+    return await _prepared(panel, lambda: panel.store.chat.prepare_regenerate())
 
 
 async def stop(request: Request) -> Response:

@@ -28,8 +28,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
-from ..._version import __version__
-from ...rules.images import DEFAULT_UNSEEN_BUDGET
+from ... import DEFAULT_UNSEEN_BUDGET, __version__
 from ..http import BadRequest, NotFound, json_body, ok, threaded
 from ..state import PanelState, public_settings
 from ..views import history_view
@@ -101,7 +100,7 @@ async def image(request: Request) -> Response:
 def _summarizer(panel: PanelState) -> Any:
     if not panel.summarize:
         return None
-    from ...conversation import summarize_in_background  # lazy: only when attaching
+    from ... import summarize_in_background  # lazy: only when attaching
 
     def start(store: Any, attach_id: str) -> None:
         summarize_in_background(store, attach_id)
@@ -130,7 +129,7 @@ async def attach(request: Request) -> Response:
     body = await json_body(request)
     url = _text(body, "url", required=True)
     assert url is not None
-    from ...attach.store_ops import attach_url  # lazy: the attach layer loads HTTP libraries
+    from ... import attach_url  # lazy: the attach layer loads HTTP libraries
 
     result = await threaded(
         attach_url,
@@ -160,8 +159,8 @@ async def attach_file(request: Request) -> Response:
             f"{name} is {len(data):,} bytes, over the {MAX_UPLOAD_BYTES:,}-byte upload limit",
             hint="attach it from the command line: chatkeep attach FILE",
         )
-    from ...attach.store_ops import attach_file as attach_path
-    from ...attach.store_ops import attach_image
+    from ... import attach_file as attach_path
+    from ... import attach_image
 
     title = request.query_params.get("title") or None
     mode = request.query_params.get("mode") or None
@@ -191,7 +190,7 @@ async def attach_video(request: Request) -> Response:
     url = _text(body, "url", required=True)
     transcript = _text(body, "transcript", required=True)
     assert url is not None and transcript is not None
-    from ...attach.store_ops import attach_video as attach_transcript
+    from ... import attach_video as attach_transcript
 
     name = _upload_name(body.get("name") if isinstance(body.get("name"), str) else None)
     if not name.lower().endswith((".vtt", ".srt")):
@@ -216,7 +215,7 @@ async def attach_video(request: Request) -> Response:
 async def undo_attach(request: Request) -> Response:
     panel = _panel(request)
     attach_id = request.path_params["attach_id"]
-    from ...attach.store_ops import undo_attach as undo
+    from ... import undo_attach as undo
 
     if not await threaded(undo, panel.store, attach_id):
         raise NotFound(f"no attachment {attach_id!r} in the live history")

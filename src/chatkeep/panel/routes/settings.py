@@ -4,9 +4,9 @@
 |---|---|
 | ``GET /api/settings`` | the public ``get_all()`` (history dropped, panel options defaulted, API keys hidden) |
 | ``PUT /api/settings`` | ``{key: value, …}`` for keys of :data:`chatkeep.GET_ALL_KEYS` except ``providers``; every value is checked (:data:`RULES`) before one batched write |
-| ``PUT /api/providers/{name}`` | a card ``{style, baseUrl, model, apiKeyEnv?, apiKey?, temperature?, maxTokens?, stream?}`` (checked by ``validate_card``; a card sent without ``apiKey`` keeps the stored key, ``"apiKey": ""`` removes it); ``?activate=1`` also makes it active |
-| ``DELETE /api/providers/{name}`` | remove a card (and un-select it) |
-| ``GET /api/preview?draft=`` | :func:`chatkeep.preview.preview_request` |
+| ``PUT /api/providers/{name}`` | a card ``{style, baseUrl, model, apiKeyEnv?, apiKey?, temperature?, maxTokens?, stream?}`` through ``store.cards.put`` (a card sent without ``apiKey`` keeps the stored key, ``"apiKey": ""`` removes it); ``?activate=1`` makes it active, and the first usable card becomes active by itself |
+| ``DELETE /api/providers/{name}`` | ``store.cards.remove`` (the selection moves in the same transaction) |
+| ``GET /api/preview?draft=`` | :func:`chatkeep.preview_request` — exactly what the next send sends |
 | ``GET /api/stats`` | ``store.stats()`` |
 
 Bad values are refused with 400 and nothing is written.
@@ -21,10 +21,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ...errors import InvalidValue
-from ...preview import preview_request
-from ...providers import validate_card
-from ..http import BadRequest, NotFound, json_body, ok, threaded
+from ... import InvalidValue, preview_request
+from ..http import BadRequest, json_body, ok, threaded
 from ..state import PanelState, public_settings
 
 __all__ = ["ROUTES", "RULES", "SEND_SHORTCUTS", "check_settings"]
@@ -133,23 +131,10 @@ async def put_provider(request: Request) -> Response:
     panel = _panel(request)
     name = _card_name(request)
     card = await json_body(request)
-    activate = request.query_params.get("activate") in ("1", "true")
+    activate = True if request.query_params.get("activate") in ("1", "true") else None
 
     def run() -> dict[str, Any]:
-        def fn(providers: Any) -> dict[str, Any]:
-            providers = dict(providers) if isinstance(providers, dict) else {}
-            new = dict(card)
-            old = providers.get(name)
-            if "apiKey" not in new and isinstance(old, dict) and old.get("apiKey"):
-                new["apiKey"] = old["apiKey"]
-            if new.get("apiKey") in ("", None):
-                new.pop("apiKey", None)
-            providers[name] = validate_card(new, name=name)
-            return providers
-
-        panel.store.local.modify("providers", fn, {})
-        if activate:
-            panel.store.local.set("activeProvider", name)
+        panel.store.cards.put(name, card, activate=activate, keep_key=True)
         return public_settings(panel.store.get_all())
 
     return ok(await threaded(run))
@@ -160,21 +145,7 @@ async def delete_provider(request: Request) -> Response:
     name = _card_name(request)
 
     def run() -> dict[str, Any]:
-        removed = False
-
-        def fn(providers: Any) -> dict[str, Any] | None:
-            nonlocal removed
-            if not isinstance(providers, dict) or name not in providers:
-                return None
-            removed = True
-            return {k: v for k, v in providers.items() if k != name}
-
-        panel.store.local.modify("providers", fn, {})
-        if not removed:
-            raise NotFound(f"no provider card named {name!r}")
-        settings = panel.store.get_all()
-        if settings.get("activeProvider") == name:
-            panel.store.local.set({"activeProvider": "", "activeModel": ""})
+        panel.store.cards.remove(name)
         return public_settings(panel.store.get_all())
 
     return ok(await threaded(run))

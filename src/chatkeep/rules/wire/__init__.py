@@ -10,7 +10,7 @@ byte-identical :func:`serialize` output.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from ...entries import Entry
@@ -19,6 +19,7 @@ from .anthropic import build_anthropic
 from .base import (
     HISTORY_STEPS,
     TURN_STEPS,
+    HistoryStep,
     WireRequest,
     api_root,
     join_base_url,
@@ -32,10 +33,12 @@ __all__ = [
     "BUILDERS",
     "HISTORY_STEPS",
     "STYLES",
+    "HistoryStep",
     "WireRequest",
     "api_root",
     "build_request",
     "join_base_url",
+    "run_steps",
     "serialize",
 ]
 
@@ -59,8 +62,13 @@ def build_request(
     max_tokens: int | None = None,
     stream: bool = True,
     previous_response_id: str | None = None,
+    steps: Sequence[HistoryStep] = HISTORY_STEPS,
 ) -> WireRequest:
-    """The request for ``history`` + the new ``user_entry`` in the wire format of ``style``."""
+    """The request for ``history`` + the new ``user_entry`` in the wire format of ``style``,
+    after the history ``steps`` (default :data:`HISTORY_STEPS`: age stale attachments, prepare
+    for the model, sendable image types; the new turn always goes through :data:`TURN_STEPS`;
+    ``steps=()`` resends the stored history verbatim, the naive
+    baseline of request accounting)."""
     builder = BUILDERS.get(style)
     if builder is None:
         raise ProviderConfigError(
@@ -77,8 +85,11 @@ def build_request(
     }
     if previous_response_id:
         if style != "responses":
-            raise ValueError("previous_response_id is only meaningful for the 'responses' style")
+            raise ProviderConfigError(
+                "previous_response_id is only meaningful for the 'responses' style",
+                hint="only OpenAI Responses cards can keep the transcript on the server",
+            )
         # The server holds the transcript: only the unanswered trailing run is read, unaged.
         kwargs["previous_response_id"] = previous_response_id
         return builder(run_steps(history, TURN_STEPS), **kwargs)
-    return builder(run_steps(history, HISTORY_STEPS), **kwargs)
+    return builder(run_steps(history, steps), **kwargs)

@@ -38,9 +38,14 @@ def build_chat(
     if system_prompt:
         messages.append({"role": "system", "content": system_prompt})
     messages.extend(chat_messages([*history, user_entry]))
-    body: dict[str, Any] = {"model": model, "messages": messages, "stream": stream}
+    # Fixed fields first, the growing conversation last: consecutive requests then share the
+    # longest byte prefix (request accounting, §6.4).
+    body: dict[str, Any] = {"model": model, "stream": stream}
+    if stream:  # the last chunk then reports token usage (sent as built: the preview shows it)
+        body["stream_options"] = {"include_usage": True}
     if temperature is not None:
         body["temperature"] = temperature
     if max_tokens is not None:
         body["max_tokens"] = max_tokens
+    body["messages"] = messages
     return WireRequest("chat", join_base_url(base_url or DEFAULT_BASE_URL, PATH), body)

@@ -1,0 +1,299 @@
+"""The request planner (SPEC §6): the one place that turns settings + card + history + the new
+turn into the request that is sent, and the plan that explains it.
+
+Build, then send: :meth:`chatkeep.conversation.Chat.run` sends exactly what :func:`plan_request`
+returns, and ``chatkeep request`` / the panel's preview (:func:`preview_request`) print exactly
+that — the same card, system prompt, history steps, previous-response chain and wire builder.
+
+:class:`RequestPlan`:
+
+* ``request`` — the :class:`~chatkeep.rules.wire.WireRequest` (style, URL, JSON body);
+* ``entries`` — per stored entry how it goes out: ``raw``, ``labels`` (seen images sent as
+  labels), ``stub`` (an aged or overflow-stubbed attachment) or ``server`` (already held by the
+  server: a ``serverTranscript`` chain sends only the new turn), with characters and images;
+* ``steps`` — the names of the history steps that ran, from the same tuple the builder ran
+  (:data:`~chatkeep.rules.wire.HISTORY_STEPS` unless another tuple was passed);
+* ``previous_response_id`` — the chain the request continues, or ``None``.
+
+:func:`preview_request` adds the accounting of §6.4 (sizes, savings against resending the stored
+history verbatim, prefix reuse against the request sent last). It sends and writes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from ..entries import (
+    Entry,
+    has_image_parts,
+    image_part_url,
+    is_attachment,
+    is_image_part,
+    last_question,
+    text_length,
+)
+from ..errors import InvalidValue, ProviderConfigError
+from ..providers import Card, resolve_provider
+from ..rules.accounting import request_stats
+from ..rules.wire import HISTORY_STEPS, HistoryStep, WireRequest, build_request, run_steps
+from .chain import chained_response
+from .turn import system_prompt
+
+if TYPE_CHECKING:
+    from ..storage.profile import Profile
+
+__all__ = [
+    "LAST_REQUEST_KEY",
+    "PREVIEW_DRAFT",
+    "RequestPlan",
+    "build_for_card",
+    "plan_request",
+    "preview_request",
+    "remember_request",
+]
+
+LAST_REQUEST_KEY = "lastRequest"
+PREVIEW_DRAFT = "(your next message)"
+SNIPPET_CHARS = 160
+_IMAGE_TYPES = ("image_url", "input_image", "image")
+#: What a preview is built with when no card resolves (the problem is reported beside it).
+_NO_CARD = Card(name="", style="chat", base_url="http://127.0.0.1/v1", model="model")
+
+
+@dataclass(frozen=True)
+class RequestPlan:
+    """One planned request and how each stored entry goes out (see the module docstring).
+    ``entries`` is worked out on first use, so a send that never shows it does not pay."""
+
+    request: WireRequest
+    card: Card
+    history: list[Entry]
+    user_entry: Entry
+    step_functions: tuple[HistoryStep, ...] = HISTORY_STEPS
+    previous_response_id: str | None = None
+    held_by_server: int = 0
+
+    @property
+    def steps(self) -> tuple[str, ...]:
+        return tuple(getattr(s, "__name__", repr(s)) for s in self.step_functions)
+
+    @cached_property
+    def entries(self) -> list[dict[str, Any]]:
+        return _treatments(self.history, self.step_functions, self.held_by_server)
+
+
+def build_for_card(
+    card: Card,
+    history: list[Entry],
+    user_entry: Entry,
+    system: str,
+    *,
+    previous_response_id: str | None = None,
+    steps: Sequence[HistoryStep] = HISTORY_STEPS,
+) -> WireRequest:
+    """The wire request of ``card``'s style: the one card → builder keyword mapping."""
+    return build_request(
+        card.style,
+        history,
+        user_entry=user_entry,
+        system_prompt=system,
+        model=card.model or "model",
+        base_url=card.base_url,
+        temperature=card.temperature,
+        max_tokens=card.max_tokens,
+        stream=card.stream,
+        previous_response_id=previous_response_id,
+        steps=steps,
+    )
+
+
+def _treatments(
+    history: list[Entry], steps: Sequence[HistoryStep], held: int
+) -> list[dict[str, Any]]:
+    """Per stored entry: what the steps made of it (``held`` leading entries are on the server)."""
+    final = run_steps(history, steps)
+    rows = []
+    for i, stored in enumerate(history):
+        sent = final[i]
+        if i < held:
+            how = "server"
+        elif sent is stored:
+            how = "raw"
+        elif is_attachment(stored) and text_length(sent) < text_length(stored):
+            how = "stub"
+        elif has_image_parts(stored):
+            how = "labels"
+        else:
+            how = "raw"  # only bookkeeping fields (imagesSeen) were dropped
+        content = stored.get("content")
+        urls = (
+            [image_part_url(x) for x in content if is_image_part(x)]
+            if isinstance(content, list)
+            else []
+        )
+        rows.append(
+            {
+                "index": i,
+                "role": stored.get("role"),
+                "sent": how,
+                "chars": text_length(stored),
+                "sentChars": 0 if how == "server" else text_length(sent),
+                "images": len(urls),
+                "imageBytes": sum(len(u) for u in urls),
+            }
+        )
+    return rows
+
+
+def _held_by_server(history: list[Entry]) -> int:
+    """Entries before the trailing attachment run: the server already holds them."""
+    k = len(history)
+    while k > 0 and is_attachment(history[k - 1]):
+        k -= 1
+    return k
+
+
+def plan_request(
+    profile: Profile,
+    card: Card,
+    system: str,
+    history: list[Entry],
+    user_entry: Entry,
+    *,
+    steps: Sequence[HistoryStep] = HISTORY_STEPS,
+    chain: bool = True,
+) -> RequestPlan:
+    """Plan the request for ``history`` + ``user_entry`` (``chain=False``: never continue a
+    server transcript, e.g. for the overflow rescue, which must resend everything)."""
+    previous = chained_response(profile, card, history) if chain else None
+    request = build_for_card(
+        card, history, user_entry, system, previous_response_id=previous, steps=steps
+    )
+    return RequestPlan(
+        request=request,
+        card=card,
+        history=history,
+        user_entry=user_entry,
+        step_functions=tuple(steps),
+        previous_response_id=previous,
+        held_by_server=_held_by_server(history) if previous else 0,
+    )
+
+
+def remember_request(profile: Profile, style: str, body: dict[str, Any]) -> None:
+    """Record the request just sent, for the next preview's prefix comparison (images in it
+    are stored once, as blobs, like everywhere else)."""
+    profile.local.set(LAST_REQUEST_KEY, {"style": style, "body": body})
+
+
+def _message_row(role: str, content: Any) -> dict[str, Any]:
+    texts: list[str] = []
+    images = 0
+    if isinstance(content, str):
+        texts.append(content)
+    elif isinstance(content, list):
+        for part in content:
+            if not isinstance(part, dict):
+                continue
+            if part.get("type") in _IMAGE_TYPES:
+                images += 1
+            elif isinstance(part.get("text"), str):
+                texts.append(part["text"])
+    text = "\n".join(texts)
+    snippet = text[:SNIPPET_CHARS] + ("…" if len(text) > SNIPPET_CHARS else "")
+    return {"role": role, "chars": len(text), "images": images, "text": snippet}
+
+
+def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    system = body.get("instructions") or body.get("system")
+    if isinstance(system, list):  # Anthropic system blocks
+        system = "\n".join(b.get("text", "") for b in system if isinstance(b, dict))
+    if system:
+        rows.append(_message_row("system", system))
+    items = body.get("messages") if "messages" in body else body.get("input")
+    if isinstance(items, str):
+        rows.append(_message_row("user", items))
+    elif isinstance(items, list):
+        rows += [
+            _message_row(str(m.get("role", "")), m.get("content"))
+            for m in items
+            if isinstance(m, dict)
+        ]
+    return rows
+
+
+def _preview_card(
+    settings: dict[str, Any], provider: str | None, model: str | None, env: Any
+) -> tuple[Card, dict[str, str] | None]:
+    try:
+        return resolve_provider(settings, provider, model, env=env), None
+    except ProviderConfigError as exc:
+        if provider:
+            raise
+        return _NO_CARD, {"message": exc.message, "hint": exc.hint}
+
+
+def preview_request(
+    profile: Profile,
+    draft: str = "",
+    *,
+    provider: str | None = None,
+    model: str | None = None,
+    env: Any = None,
+) -> dict[str, Any]:
+    """What the next send of ``draft`` would send (see the module docstring). Keys:
+    ``provider``, ``problem``, ``style``, ``model``, ``url``, ``body``, ``previousResponseId``,
+    ``steps``, ``entries``, ``messages``, ``request``, ``naive``, ``savings``, ``prefix``."""
+    if not isinstance(draft, str):
+        raise InvalidValue(f"the draft must be a string, got {type(draft).__name__}")
+    settings = profile.get_all()
+    card, problem = _preview_card(settings, provider, model, env)
+    history = profile.history.read()
+    user_entry: Entry = {"role": "user", "content": draft if draft.strip() else PREVIEW_DRAFT}
+    system = system_prompt(settings)
+    plan = plan_request(profile, card, system, history, user_entry)
+    request = plan.request
+    naive = request_stats(build_for_card(card, history, user_entry, system, steps=()))
+    stored = profile.local.get(LAST_REQUEST_KEY)
+    previous: Any = stored.get("body") if isinstance(stored, dict) else None
+    source = "sent" if isinstance(previous, dict) else None
+    if source is None:
+        j = last_question(history)
+        if j >= 0:
+            previous = build_for_card(card, history[:j], history[j], system).body
+            source = "rebuilt"
+    stats = request_stats(request, previous)
+    return {
+        "provider": None
+        if problem
+        else {"name": card.name, "style": card.style, "model": card.model},
+        "problem": problem,
+        "style": card.style,
+        "model": card.model if not problem else "",
+        "url": request.url,
+        "body": request.body,
+        "previousResponseId": plan.previous_response_id,
+        "steps": list(plan.steps),
+        "entries": plan.entries,
+        "messages": _messages(request.body),
+        "request": stats,
+        "naive": naive,
+        "savings": {
+            "bytes": naive["bytes"] - stats["bytes"],
+            "ratio": (1 - stats["bytes"] / naive["bytes"]) if naive["bytes"] else 0.0,
+            "chars": naive["chars"] - stats["chars"],
+            "images": naive["images"] - stats["images"],
+            "imageBytes": naive["imageBytes"] - stats["imageBytes"],
+        },
+        "prefix": {
+            "hasPrevious": source is not None,
+            "source": source,
+            "bytes": stats["prefixBytes"],
+            "ratio": stats["prefixRatio"],
+            "ofPrevious": stats["prefixOfPrevious"],
+        },
+    }

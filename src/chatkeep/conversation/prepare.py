@@ -1,0 +1,139 @@
+"""Phase one of a turn (SPEC §3.5, §5.5, §7.1): check everything, write nothing.
+
+Each function returns a :class:`Turn` — the resolved provider card, the new user entry (image
+cap applied, validated), the system prompt, and for edit/regenerate which stored entry the turn
+replaces — or raises a typed error (``InvalidValue``, ``InvalidEntry``, ``ProviderConfigError``)
+before anything is written. :meth:`chatkeep.conversation.Chat.run` performs a ``Turn``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..entries import Entry, entry_text, is_attachment, last_question
+from ..errors import InvalidValue
+from ..providers import Card, resolve_provider
+from .turn import build_user_entry, entry_images, system_prompt
+
+if TYPE_CHECKING:
+    from ..storage.profile import Profile
+
+__all__ = ["Turn", "prepare_edit", "prepare_regenerate", "prepare_send"]
+
+
+@dataclass
+class Turn:
+    """A checked turn, ready to :meth:`Chat.run` (nothing has been written yet)."""
+
+    kind: str  # "send" | "edit" | "regenerate"
+    card: Card
+    user_entry: Entry
+    system: str
+    warnings: list[str] = field(default_factory=list)
+    dropped: int = 0
+    #: edit/regenerate: the index whose entry (``original``) and everything after is replaced
+    replace_at: int | None = None
+    original: Entry | None = None
+    #: regenerate: attachments after the question, kept before the new question
+    keep: list[Entry] = field(default_factory=list)
+    #: send: the unanswered last question has this very text and images; it is answered
+    reuse: bool = False
+
+
+def _turn(
+    profile: Profile,
+    env: Mapping[str, str] | None,
+    kind: str,
+    text: Any,
+    images: Iterable[Any],
+    provider: str | None,
+    model: str | None,
+) -> Turn:
+    settings = profile.get_all()
+    card = resolve_provider(settings, provider, model, env=env)
+    entry, dropped, note = build_user_entry(text, images)
+    return Turn(
+        kind=kind,
+        card=card,
+        user_entry=entry,
+        system=system_prompt(settings),
+        warnings=[note] if note else [],
+        dropped=dropped,
+    )
+
+
+def prepare_send(
+    profile: Profile,
+    env: Mapping[str, str] | None,
+    text: str,
+    images: Iterable[Any] = (),
+    provider: str | None = None,
+    model: str | None = None,
+) -> Turn:
+    """Check one new turn. Sending the text (and images) of the unanswered last question
+    again answers that question instead of adding a second one (§3.5)."""
+    turn = _turn(profile, env, "send", text, images, provider, model)
+    history = profile.history.read()
+    if history:
+        last = history[-1]
+        if (
+            last.get("role") == "user"
+            and not is_attachment(last)
+            and entry_text(last) == entry_text(turn.user_entry)
+            and entry_images(last) == entry_images(turn.user_entry)
+        ):
+            turn.reuse = True
+            turn.replace_at = len(history) - 1
+            turn.original = last
+    return turn
+
+
+def prepare_edit(
+    profile: Profile,
+    env: Mapping[str, str] | None,
+    i: int,
+    text: str,
+    images: Iterable[Any] | None = None,
+    provider: str | None = None,
+    model: str | None = None,
+) -> Turn:
+    """Check replacing user entry ``i`` (and everything after it) by ``text``;
+    ``images=None`` keeps the edited entry's images."""
+    history = profile.history.read()
+    if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(history):
+        raise InvalidValue(
+            f"no history entry at index {i!r} (the live history has {len(history)})",
+            hint="see `chatkeep history` for the indexes",
+        )
+    original = history[i]
+    if original.get("role") != "user" or is_attachment(original):
+        raise InvalidValue(
+            f"entry {i} is not a message you wrote", hint="only your own messages can be edited"
+        )
+    pics = entry_images(original) if images is None else images
+    turn = _turn(profile, env, "edit", text, pics, provider, model)
+    turn.replace_at, turn.original = i, original
+    return turn
+
+
+def prepare_regenerate(
+    profile: Profile,
+    env: Mapping[str, str] | None,
+    provider: str | None = None,
+    model: str | None = None,
+) -> Turn:
+    """Check sending the last question again in place of its answer (or answering it,
+    when a failed send left it unanswered)."""
+    history = profile.history.read()
+    i = last_question(history)
+    if i < 0:
+        raise InvalidValue("there is no question to regenerate", hint="send a message first")
+    original = history[i]
+    turn = _turn(
+        profile, env, "regenerate", entry_text(original), entry_images(original), provider, model
+    )
+    turn.replace_at, turn.original = i, original
+    turn.keep = [e for e in history[i + 1 :] if is_attachment(e)]
+    return turn
