@@ -123,7 +123,7 @@ def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
             if reply.text:
                 click.echo("(stopped: the partial answer was kept)", err=True)
             else:
-                click.echo("(stopped before any answer arrived: nothing was kept)", err=True)
+                click.echo("(stopped before any answer arrived: no reply was saved)", err=True)
         if reply.landed == "session":
             click.echo(f"(the reply was saved into session {reply.session_id})", err=True)
         elif reply.landed == "archive":
