@@ -127,3 +127,29 @@ def test_sigint_json_prints_the_partial_reply(tmp_path: Path, provider_server) -
     reply = json.loads(out)
     assert reply["interrupted"] is True and reply["text"].startswith("word0")
     assert _last(db).get("interrupted") is True
+
+
+def test_sigint_before_any_answer(tmp_path: Path, provider_server) -> None:
+    """SIGINT before the first word arrives: exit 130, no traceback, no assistant entry."""
+    db = tmp_path / "ck.db"
+    _add_card(db, provider_server)
+    provider_server.script(Text("late answer", delay=1.5))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CHATKEEP_")}
+    env["OPENAI_API_KEY"] = "sk-loop"
+    proc = subprocess.Popen(
+        [chatkeep_exe(), "--store", str(db), "chat", "quick question"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 30
+    while not provider_server.requests and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert b"Traceback" not in err and b"no reply was saved" in err
+    with chatkeep.open(str(db)) as store:
+        assert all(e["role"] == "user" for e in store.history.read())
