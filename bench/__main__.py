@@ -18,7 +18,7 @@ import tempfile
 import time
 from typing import Any
 
-from bench import compare
+from bench import compare, interop
 
 STORAGE = ("chatkeep", "openai-agents", "langgraph", "json-blob")
 REQUEST = {
@@ -258,6 +258,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     ap.add_argument("--sessions", type=int, default=1_000, help="saved sessions in the drawer")
     ap.add_argument("--seed", type=int, default=7, help="seed of the figure-heavy conversation")
+    ap.add_argument(
+        "--conversations", type=int, default=10_000, help="conversations in the import figure"
+    )
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
@@ -269,6 +272,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     rq = compare.requests(args.seed)
     with tempfile.TemporaryDirectory(prefix="chatkeep-bench-") as root:
         st = compare.storage(root, args.rounds, args.save_rounds, args.sessions, log)
+    log(f"interop: importing {args.conversations:,} ChatGPT conversations; Agents sessions")
+    io = interop.run(args.conversations)
     print_turns(rq)
     print(
         f"\nSummary — medians of {args.rounds} rounds ({args.save_rounds} for saves); ratio = chatkeep / system"
@@ -284,8 +289,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         + "; langchain-core "
         + compare.P.version("langchain-core")
     )
+    print("\nImport and integrations (side by side in this run)")
+    interop.print_rows(io["rows"])
     log("done")
-    result = {"storage": st, "requests": {"totals": rq["totals"], "trimError": rq["trimError"]}}
+    result = {
+        "storage": st,
+        "requests": {"totals": rq["totals"], "trimError": rq["trimError"]},
+        "interop": {"import": io["import"], "agents": io["agents"]},
+    }
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(result, fh, indent=1, default=str)

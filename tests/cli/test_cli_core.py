@@ -92,7 +92,7 @@ def test_export_import_round_trip(db: Path, tmp_path: Path) -> None:
     again = run(other, "export").stdout
     assert json.loads(again) == json.loads(out.read_text())
     md = run(db, "export", "--format", "md").stdout
-    assert md.startswith("# chatkeep profile default") and "[image 64×48 png" in md
+    assert md.startswith("# Live conversation") and "![image 1](data:image/png;base64," in md
 
 
 def test_import_browsa_example(db: Path) -> None:

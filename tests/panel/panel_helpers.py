@@ -42,3 +42,14 @@ def sse_events(text: str) -> list[tuple[str, Any]]:
         if data:
             out.append((event, json.loads("\n".join(data))))
     return out
+
+
+def open_panel(pg: Any, server: Any) -> None:
+    """Navigate to the panel and wait until its first render is done."""
+    pg.goto(server.url)
+    pg.wait_for_selector("body[data-ready='1']")
+
+
+def expected_console_errors(pg: Any, *fragments: str) -> None:
+    """Drop console errors the test provokes on purpose (a refused request logs one)."""
+    pg.problems[:] = [p for p in pg.problems if not any(f in p for f in fragments)]

@@ -4,83 +4,18 @@ server: bubbles and chips, streamed send, stop, paste, drawer search, pills, set
 from __future__ import annotations
 
 import base64
-import os
 import re
-import shutil
-from collections.abc import Iterator
 from typing import Any
 
-import pytest
-from panel_helpers import use_provider
+from panel_helpers import open_panel, use_provider
 
 import chatkeep
 from factories import assistant, attachment, image_entry, png_data_url, user
 from support.provider_server import Text
 
-try:
-    from playwright import sync_api
-except ImportError:  # reported by the browser fixture: a skip locally, a failure on CI
-    sync_api = None
-
-CHROMIUM = os.environ.get("CHATKEEP_CHROMIUM", "/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
-TIMEOUT_MS = 15_000
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """One headless Chromium for the module (Debian's /usr/bin/chromium).
-
-    Without Playwright or Chromium the browser tests are skipped, except when ``CI=true``: then
-    they fail, like the PostgreSQL tests."""
-    missing = None
-    if sync_api is None:
-        missing = "the playwright package is not installed (pip install playwright)"
-    elif not shutil.which(CHROMIUM) and not os.path.exists(CHROMIUM):
-        missing = f"Chromium not found at {CHROMIUM} (apt-get install -y chromium)"
-    if missing:
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"browser tests need a browser on CI: {missing}")
-        pytest.skip(missing)
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        try:
-            yield b
-        finally:
-            b.close()
-
-
-@pytest.fixture
-def page(browser, live_server) -> Iterator[Any]:
-    """A fresh browser context on the panel; fails the test on any page error or CSP report."""
-    context = browser.new_context()
-    context.set_default_timeout(TIMEOUT_MS)
-    pg = context.new_page()
-    problems: list[str] = []
-    pg.on("pageerror", lambda exc: problems.append(f"pageerror: {exc}"))
-    pg.on(
-        "console",
-        lambda msg: problems.append(f"console: {msg.text}") if msg.type == "error" else None,
-    )
-    pg.on("dialog", lambda d: (problems.append(f"dialog: {d.message}"), d.dismiss()))
-    pg.problems = problems
-    try:
-        yield pg
-    finally:
-        context.close()
-    assert problems == [], problems
-
 
 def _open(pg: Any, server: Any) -> None:
-    pg.goto(server.url)
-    pg.wait_for_selector("body[data-ready='1']")
+    open_panel(pg, server)
 
 
 def test_page_shows_bubbles_full_images_and_chip_with_undo(page, live_server, pstore):
@@ -194,6 +129,8 @@ def test_drawer_search_marks_load_and_two_step_delete(page, live_server, pstore)
     page.wait_for_function("() => document.querySelectorAll('.session').length === 1")
     page.click(".session .session-open")
     page.wait_for_selector(".bubble.user .text:has-text('regex for the tram timetable')")
+    page.wait_for_selector("#drawer", state="hidden")  # loading closes the drawer
+    page.click("#open-drawer")
     page.fill("#session-search", "")
     page.wait_for_function("() => document.querySelectorAll('.session').length === 2")
     delete = page.locator(".session:has-text('Travel plans') .session-delete")
@@ -263,13 +200,19 @@ def test_stored_markup_is_shown_as_text_and_never_runs(page, live_server, pstore
 
 
 def test_page_without_token_shows_guidance(browser, live_server):
-    """Opening the bare address (no token) gets the JSON refusal, not the panel."""
+    """The bare address (no token) and a stale token get a readable HTML page, not raw JSON."""
     context = browser.new_context()
     try:
         pg = context.new_page()
         resp = pg.goto(live_server.url.split("?", 1)[0])
         assert resp.status == 401
-        assert "TokenRequired" in pg.content()
+        assert "text/html" in resp.headers["content-type"]
+        assert pg.locator("h1").inner_text() == "This panel needs its launch address"
+        assert "?token=" in pg.locator("main").inner_text()
+        assert "{" not in pg.locator("body").inner_text()
+        resp = pg.goto(live_server.url.split("?", 1)[0] + "?token=stale")
+        assert resp.status == 403
+        assert pg.locator("h1").inner_text() == "This address is from another launch"
     finally:
         context.close()
 

@@ -59,7 +59,7 @@ def test_markdown_links_open_safely_and_images_are_not_loaded():
 def test_markdown_keeps_code_and_tables():
     """Code blocks keep their text escaped; tables render."""
     html = render_markdown("```\n<b>x</b>\n```\n\n|a|b|\n|-|-|\n|1|2|")
-    assert "<pre><code>&lt;b&gt;x&lt;/b&gt;\n</code></pre>" in html
+    assert '<code class="hl language-text">&lt;b&gt;x&lt;/b&gt;\n</code></pre>' in html
     assert "<table>" in html and "<td>1</td>" in html
 
 

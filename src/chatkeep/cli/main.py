@@ -63,7 +63,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "export": (
         "transfer_cmds",
         "export_cmd",
-        "Export the profile (JSON round-trips exactly through `import`) or one session.",
+        "Export the profile or one session (json, md, jsonl, sharegpt or html).",
     ),
     "history": (
         "history_cmds",
@@ -73,7 +73,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "import": (
         "transfer_cmds",
         "import_cmd",
-        "Import a chatkeep export or a browsa dump into this profile (whole or not at all).",
+        "Import an export: chatkeep, browsa, ChatGPT, Claude, Open WebUI, LibreChat, llm, …",
     ),
     "provider": (
         "provider_cmds",

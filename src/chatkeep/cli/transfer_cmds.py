@@ -1,23 +1,35 @@
-"""``chatkeep export`` and ``chatkeep import``."""
+"""``chatkeep export`` and ``chatkeep import`` (SPEC §10, §14): thin shells over
+``chatkeep.export_file`` / ``export_text`` / ``import_file``."""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import click
 
-from .. import InvalidValue, entry_view
 from .context import pass_ctx
-from .output import render_entry, working
+from .output import working
 
-
-def _markdown(title: str, entries: list[dict]) -> str:
-    lines = [f"# {title}", ""]
-    for i, e in enumerate(entries):
-        lines.append(render_entry(entry_view(i, e)))
-        lines.append("")
-    return "\n".join(lines)
+EXPORT_FORMATS = ("json", "md", "jsonl", "sharegpt", "html")
+IMPORT_SOURCES = (
+    "auto",
+    "chatkeep",
+    "browsa",
+    "chatgpt",
+    "claude",
+    "openwebui",
+    "librechat",
+    "llm",
+    "sharegpt",
+    "jsonl",
+)
+PROGRESS_MIN_BYTES = 1 << 20  # smaller files import too fast for a bar to help
 
 
 @click.command("export")
@@ -25,91 +37,123 @@ def _markdown(title: str, entries: list[dict]) -> str:
     "--session",
     "session_id",
     metavar="ID",
-    help="Export one saved session instead of the whole profile.",
+    help="Export one saved session (its id or a unique prefix of 4+ characters).",
 )
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["json", "md"]),
+    type=click.Choice(EXPORT_FORMATS),
     default="json",
     show_default=True,
-    help="json (re-imports exactly) or md (Markdown to read).",
+    help="json round-trips exactly; md is readable and imports back; html is one safe page.",
 )
 @click.option(
     "-o",
     "--output",
     type=click.Path(dir_okay=False, writable=True),
-    help="Write to FILE instead of stdout.",
+    help="Write to FILE (mode 0600) instead of stdout.",
 )
 @pass_ctx
 def export_cmd(ctx, session_id: str | None, fmt: str, output: str | None) -> None:  # noqa: ANN001
-    """Export the profile (JSON round-trips exactly through `import`) or one session."""
+    """Export the profile or one session (json, md, jsonl, sharegpt or html)."""
+    import chatkeep
+
     store = ctx.store()
     if session_id:
-        data = store.sessions.get(store.sessions.resolve(session_id))
-        if data is None:
-            raise InvalidValue(
-                f"no saved session with id {session_id!r}",
-                hint="list ids with `chatkeep sessions list`",
-            )
-        text = (
-            _markdown(data["name"], data["history"])
-            if fmt == "md"
-            else json.dumps(data, ensure_ascii=False)
-        )
-    else:
-        with working("exporting the profile…"):
-            data = store.export_data()
-        text = (
-            _markdown(f"chatkeep profile {store.profile}", data["history"])
-            if fmt == "md"
-            else json.dumps(data, ensure_ascii=False)
-        )
+        session_id = store.sessions.resolve(session_id)  # a unique prefix of 4+ characters
     if output:
-        with open(output, "w", encoding="utf-8") as fh:
-            fh.write(text + "\n")
+        with working("exporting…"):
+            chatkeep.export_file(store, output, fmt, session_id)
         click.echo(f"wrote {output}", err=True)
     else:
-        sys.stdout.write(text + "\n")
+        for line in chatkeep.export_lines(store, fmt, session_id):  # streamed, session by session
+            sys.stdout.write(line + "\n")
 
 
-@click.command("import")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
-@click.option(
-    "--from",
-    "source",
-    type=click.Choice(["auto", "chatkeep", "browsa"]),
-    default="auto",
-    show_default=True,
-    help="chatkeep export, or a browsa chrome.storage.local dump.",
-)
-@click.option("--replace", is_flag=True, help="Replace this profile's content if it is not empty.")
-@click.option(
-    "--json",
-    "as_json",
-    is_flag=True,
-    help="Print the report {source, keys, history, archived, sessions} as JSON.",
-)
-@pass_ctx
-def import_cmd(ctx, file: str, source: str, replace: bool, as_json: bool) -> None:  # noqa: ANN001
-    """Import a chatkeep export or a browsa dump into this profile (whole or not at all)."""
-    try:
-        if file == "-":
-            data = json.load(sys.stdin)
-        else:
-            with open(file, encoding="utf-8") as fh:
-                data = json.load(fh)
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InvalidValue(
-            f"cannot read {file} as JSON: {exc}",
-            hint="pass a file written by `chatkeep export` or a browsa dump",
-        ) from None
-    with working(f"importing {file} (one transaction)…"):
-        report = ctx.store().import_data(data, source=source, replace=replace)
-    if as_json:
-        click.echo(json.dumps(report))
-    else:
-        click.echo(
+@contextmanager
+def _progress(path: str) -> Iterator[Callable[[int, int], None] | None]:
+    """A rich progress bar on stderr for a large import (nothing when not a terminal)."""
+    size = os.path.getsize(path) if os.path.isfile(path) else PROGRESS_MIN_BYTES
+    if not sys.stderr.isatty() or size < PROGRESS_MIN_BYTES:
+        with working(f"importing {path} (one transaction)…"):
+            yield None
+        return
+    from rich.console import Console  # lazy: only interactive imports draw a bar
+    from rich.progress import BarColumn, DownloadColumn, Progress, TimeRemainingColumn
+
+    with Progress(
+        "[progress.description]{task.description}",
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        task = bar.add_task("importing", total=None)
+
+        def tick(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total or None)
+
+        yield tick
+
+
+def _stdin_copy() -> str:
+    """Standard input saved to a private temporary file (imports read files by path)."""
+    fd, tmp = tempfile.mkstemp(prefix=".chatkeep-import-", suffix=".json")
+    with os.fdopen(fd, "wb") as fh:
+        while chunk := sys.stdin.buffer.read(1 << 20):
+            fh.write(chunk)
+    return tmp
+
+
+def _summary(report: dict[str, Any]) -> str:
+    if report.get("whole"):
+        return (
             f"imported {report['source']} data: {report['history']} live entries, "
             f"{report['archived']} archived, {report['sessions']} sessions, {report['keys']} keys"
         )
+    added, skipped = report["added"], report["skipped"]
+    line = f"imported {report['conversations']} conversations from {report['source']}: "
+    line += f"{added} new saved session{'s' if added != 1 else ''}"
+    if skipped:
+        line += f", {skipped} already there"
+    return line
+
+
+@click.command("import")
+@click.argument("file", type=click.Path(exists=True, allow_dash=True))
+@click.option(
+    "--from",
+    "source",
+    type=click.Choice(IMPORT_SOURCES),
+    default="auto",
+    show_default=True,
+    help="The file's format (auto detects it); see docs/import-export.md.",
+)
+@click.option(
+    "--replace",
+    is_flag=True,
+    help="For a whole-profile chatkeep export or browsa dump: replace this profile's content.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the import report as JSON.")
+@pass_ctx
+def import_cmd(ctx, file: str, source: str, replace: bool, as_json: bool) -> None:  # noqa: ANN001
+    """Import an export: chatkeep, browsa, ChatGPT, Claude, Open WebUI, LibreChat, llm, …
+
+    Foreign conversations become saved sessions (the live history is untouched); importing
+    the same file again adds nothing; a bad file is refused whole."""
+    import chatkeep
+
+    path = _stdin_copy() if file == "-" else file
+    try:
+        with _progress(path) as tick:
+            report = chatkeep.import_file(
+                ctx.store(), path, source=source, replace=replace, progress=tick
+            )
+    finally:
+        if file == "-":
+            os.unlink(path)
+    if as_json:
+        click.echo(json.dumps(report))
+    else:
+        click.echo(_summary(report))

@@ -14,6 +14,13 @@ Contract of :func:`render_markdown`:
   URL, e.g. the ``videoSrc.url`` of a video attachment) a pill is a link that opens the video at
   that second (:func:`video_time_url`: YouTube ``t=<s>s``, Bilibili ``t=<s>``, Vimeo ``#t=<s>s``,
   anything else the media fragment ``#t=<s>``); without one it is a plain ``<span>``.
+* Code blocks (fenced or indented) are highlighted on the server by
+  `Pygments <https://pygments.org>`_ into class-named ``<span>`` tokens (no inline styles, so the
+  strict CSP holds; the colours are in ``static/panel.css``) and framed as
+  ``<div class="code-block">`` with a header naming the language and a **Copy** button (the
+  page's script copies the block's text); the ``<pre>`` is focusable (``tabindex="0"``) so a
+  keyboard user can scroll it. An unknown language is shown escaped, unhighlighted, under its
+  given name. Tables sit in a focusable scrolling wrapper.
 * A leading ``<think>…</think>`` block (reasoning models) becomes a ``<details class="thought">``
   block, itself rendered by the same rules, open unless ``collapse_thoughts``.
 
@@ -28,7 +35,14 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-__all__ = ["TIMESTAMP_RE", "render_markdown", "split_thought", "video_time_url"]
+__all__ = [
+    "TIMESTAMP_RE",
+    "code_block_html",
+    "render_markdown",
+    "render_markdown_cached",
+    "split_thought",
+    "video_time_url",
+]
 
 TIMESTAMP_RE = re.compile(r"\[(?:(\d{1,2}):)?(\d{1,2}):([0-5]\d)\]")
 _THINK_RE = re.compile(r"^\s*<think>(.*?)(?:</think>|\Z)", re.S)
@@ -64,9 +78,62 @@ def _parser() -> Any:
             )
         return f'<span class="ts-pill" data-seconds="{seconds}">{label}</span>'
 
+    def fence(self: Any, tokens: list[Any], idx: int, options: Any, env: Any) -> str:
+        info = (tokens[idx].info or "").strip()
+        return code_block_html(tokens[idx].content, info.split()[0] if info else "")
+
+    def table_open(self: Any, tokens: list[Any], idx: int, options: Any, env: Any) -> str:
+        return '<div class="table-wrap" tabindex="0" role="region" aria-label="Table">' + (
+            self.renderToken(tokens, idx, options, env)
+        )
+
+    def table_close(self: Any, tokens: list[Any], idx: int, options: Any, env: Any) -> str:
+        return self.renderToken(tokens, idx, options, env) + "</div>"
+
+    md.add_render_rule("fence", fence)
+    md.add_render_rule("code_block", fence)
+    md.add_render_rule("table_open", table_open)
+    md.add_render_rule("table_close", table_close)
     md.add_render_rule("link_open", link_open)
     md.add_render_rule("ck_timestamp", timestamp)
     return md
+
+
+@lru_cache(maxsize=1)
+def _formatter() -> Any:
+    from pygments.formatters import HtmlFormatter  # lazy: only when a reply has code
+
+    return HtmlFormatter(nowrap=True)
+
+
+@lru_cache(maxsize=256)
+def _lexer(lang: str) -> Any:
+    from pygments.lexers import get_lexer_by_name  # lazy: only when a reply has code
+    from pygments.util import ClassNotFound
+
+    if not lang:
+        return None
+    try:
+        return get_lexer_by_name(lang.lower(), stripnl=False, ensurenl=False)
+    except ClassNotFound:
+        return None
+
+
+def code_block_html(code: str, lang: str = "") -> str:
+    """One highlighted code block with its language label and copy button (see above)."""
+    from pygments import highlight  # lazy: only when a reply has code
+
+    lang = lang[:40]
+    lexer = _lexer(lang)
+    body = highlight(code, lexer, _formatter()) if lexer is not None else html.escape(code)
+    label = html.escape(lexer.name if lexer is not None else (lang or "text"))
+    css_lang = re.sub(r"[^a-z0-9_+-]", "", lang.lower()) or "text"
+    return (
+        f'<div class="code-block"><div class="code-head"><span class="code-lang">{label}</span>'
+        f'<button type="button" class="code-copy" aria-label="Copy {label} code">Copy</button>'
+        f'</div><pre tabindex="0" aria-label="{label} code"><code class="hl language-{css_lang}">'
+        f"{body}</code></pre></div>\n"
+    )
 
 
 def _timestamp_rule(state: Any) -> None:
@@ -159,3 +226,10 @@ def render_markdown(
         f'<details class="thought"{state}><summary>Thoughts</summary>'
         f'<div class="thought-body">{inner}</div></details>{body}'
     )
+
+
+@lru_cache(maxsize=2048)
+def render_markdown_cached(text: str, video_url: str | None, collapse_thoughts: bool) -> str:
+    """:func:`render_markdown`, remembered: a stored reply never changes, so the history view
+    renders each one once per process."""
+    return render_markdown(text, video_url=video_url, collapse_thoughts=collapse_thoughts)

@@ -14,7 +14,9 @@
    load cannot send headers). Missing → 401 ``TokenRequired``; wrong → 403 ``BadToken``.
    Compared in constant time.
 
-Refusals are JSON errors (``{"error": {"type", "message", "hint"}}``). Every response gets
+Refusals are JSON errors (``{"error": {"type", "message", "hint"}}``), except for a browser
+navigating to a page (``GET`` outside ``/api/`` whose ``Accept`` names ``text/html``): that gets
+the same message and hint as a small HTML page (:func:`refusal_page`). Every response gets
 ``Content-Security-Policy`` (scripts, styles and connections from this origin only; images from
 this origin, ``data:`` and ``blob:``), ``X-Content-Type-Options: nosniff``,
 ``Referrer-Policy: no-referrer`` (the token in the URL never leaks to a clicked link),
@@ -23,6 +25,7 @@ this origin, ``data:`` and ``blob:``), ``X-Content-Type-Options: nosniff``,
 
 from __future__ import annotations
 
+import html
 import json
 import secrets
 from collections.abc import Iterable
@@ -88,6 +91,42 @@ def _error(status: int, kind: str, message: str, hint: str) -> tuple[int, bytes]
     return status, json.dumps(body).encode()
 
 
+_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>chatkeep — {title}</title>
+<link rel="stylesheet" href="/static/panel.css"></head>
+<body class="refusal"><main class="refusal-box">
+<h1>{title}</h1><p>{message}</p><p class="hint">{hint}</p>
+<p>Look in the terminal where <code>chatkeep serve</code> runs: it prints the address to open,
+<code>http://127.0.0.1:PORT/?token=…</code>.</p>
+</main></body></html>
+"""
+
+
+def refusal_page(body: bytes) -> bytes:
+    """The HTML page for one JSON refusal body (message and hint escaped)."""
+    err = json.loads(body)["error"]
+    titles = {
+        "TokenRequired": "This panel needs its launch address",
+        "BadToken": "This address is from another launch",
+    }
+    return _PAGE.format(
+        title=html.escape(titles.get(err["type"], "Request refused")),
+        message=html.escape(err["message"]),
+        hint=html.escape(err["hint"]),
+    ).encode()
+
+
+def _wants_page(scope: dict[str, Any]) -> bool:
+    if scope.get("method") != "GET" or scope.get("path", "").startswith("/api/"):
+        return False
+    for key, value in scope.get("headers", []):
+        if key.lower() == b"accept":
+            return b"text/html" in value
+    return False
+
+
 class PanelGuard:
     """ASGI middleware enforcing the checks of the module docstring."""
 
@@ -129,12 +168,15 @@ class PanelGuard:
             await self.app(scope, receive, send_with_headers)
             return
         status, body = refusal
+        content_type = b"application/json"
+        if _wants_page(scope):
+            body, content_type = refusal_page(body), b"text/html; charset=utf-8"
         await send_with_headers(
             {
                 "type": "http.response.start",
                 "status": status,
                 "headers": [
-                    (b"content-type", b"application/json"),
+                    (b"content-type", content_type),
                     (b"content-length", str(len(body)).encode()),
                 ],
             }

@@ -13,7 +13,9 @@
   video of the conversation (the entry's own ``videoSrc``, else the latest earlier one).
 
 Every view keeps ``index``, ``role`` and the entry flags (``attachId``, ``videoSrc``,
-``imagesSeen``, ``summarized``, ``interrupted``, ``provider``).
+``imagesSeen``, ``summarized``, ``interrupted``, ``provider``), and a reply's ``usage``
+(``{input, cachedRead, cacheWrite, output}``, SPEC §6.4) when it has one. Rendered replies are
+remembered (:func:`~chatkeep.panel.markdown.render_markdown_cached`).
 
 :class:`ImageRegistry` remembers, per content hash, the data URLs the page was told about, so
 the image endpoint answers without re-reading the history; it is bounded (LRU by bytes) and a
@@ -37,7 +39,7 @@ from .. import (
     is_attachment,
     is_image_part,
 )
-from .markdown import render_markdown
+from .markdown import render_markdown_cached
 
 __all__ = ["ALLOWED_IMAGE_TYPES", "ImageRegistry", "history_view", "image_key"]
 
@@ -122,16 +124,23 @@ def history_view(
     *,
     images: ImageRegistry,
     collapse_thoughts: bool = True,
+    start: int = 0,
 ) -> list[dict[str, Any]]:
-    """The page's view of the live history (see the module docstring)."""
+    """The page's view of the live history (see the module docstring); with ``start``, only
+    the views of ``entries[start:]`` (the earlier entries still give the video context)."""
     out: list[dict[str, Any]] = []
     video: str | None = None
     for i, entry in enumerate(entries):
+        if i < start:
+            video = _video_url(entry) or video
+            continue
         base = entry_view(i, entry)
         view: dict[str, Any] = {"index": i, "role": base["role"]}
         for key in ("attachId", "videoSrc", "imagesSeen", "summarized", "interrupted", "provider"):
             if key in base:
                 view[key] = base[key]
+        if isinstance(entry.get("usage"), dict):
+            view["usage"] = entry["usage"]
         video = _video_url(entry) or video
         infos = [p for p in base["content"] if p.get("type") == "image"]
         if is_attachment(entry):
@@ -149,10 +158,8 @@ def history_view(
                 pictures.append({**info, "src": f"/api/image/{key}"})
             view["images"] = pictures
             if entry.get("role") == "assistant":
-                view["html"] = render_markdown(
-                    view["text"],
-                    video_url=_video_url(entry) or video,
-                    collapse_thoughts=collapse_thoughts,
+                view["html"] = render_markdown_cached(
+                    view["text"], _video_url(entry) or video, collapse_thoughts
                 )
         out.append(view)
     return out

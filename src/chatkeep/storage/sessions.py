@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ..constants import (
@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 Row = dict[str, Any]
 RowList = list[Row]  # the class below has a method named `list`
+_ID_MAX = 192  # "session_" + id stays within the 200-character key limit
 
 #: Fewest characters of a session id that :meth:`Sessions.resolve` accepts as a prefix.
 MIN_ID_PREFIX = 4
@@ -250,6 +251,49 @@ class Sessions:
                 return None
             return self._save_in(tx, name, live)
 
+    def add_many(self, sessions: Iterable[tuple[Row, Entries]]) -> RowList:
+        """Add saved sessions with given ``id``, ``name`` and ``createdAt`` (an import).
+
+        One write transaction for the whole batch: each body is validated and written as it
+        comes (so a long iterable is never held in memory), the index is written once at the
+        end. A row whose id is already saved (or repeated in the batch) is skipped, so adding
+        the same batch twice adds nothing. Any error — an invalid body, or one raised by the
+        iterable itself — rolls back everything. The live history, ``activeSessionId`` and
+        the ``maxSessions`` cap are not touched. Returns the light rows added."""
+        self._ensure_migrated()
+        added: RowList = []
+        with self._b.transaction(self._profile) as tx:
+            index = self._read_index(tx)
+            known = {r["id"] for r in index}
+            for row, body in sessions:
+                sid = row.get("id")
+                if not isinstance(sid, str) or not sid or len(sid) > _ID_MAX:
+                    raise InvalidValue(
+                        f"a session id must be a non-empty string of at most {_ID_MAX} characters",
+                        hint="derive ids from the source's own conversation ids",
+                    )
+                if sid in known:
+                    continue
+                validate_entries(body)
+                created = row.get("createdAt")
+                name = row.get("name")
+                new = {
+                    "id": sid,
+                    "name": _check_name(name)
+                    if isinstance(name, str) and name.strip()
+                    else auto_name(body),
+                    "createdAt": _ms_or_now(created),
+                    "pinned": bool(row.get("pinned", False)),
+                }
+                tx.kv_put(body_key(sid), body)
+                tx.digest_add(sid, text_digest(body))
+                known.add(sid)
+                index.append(new)
+                added.append(_light(new))
+            if added:
+                tx.kv_put(SESSIONS_INDEX_KEY, index)
+        return added
+
     def _update_in(self, tx: Tx, session_id: str, body: Entries) -> Row | None:
         index = self._read_index(tx)
         for k, r in enumerate(index):
@@ -380,6 +424,12 @@ class Sessions:
         with self._b.transaction(self._profile, write=False) as tx:
             v = tx.kv_get([ACTIVE_SESSION_KEY]).get(ACTIVE_SESSION_KEY)
         return v if isinstance(v, str) else ""
+
+
+def _ms_or_now(v: Any) -> int:
+    if isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v < 1e15:
+        return int(v)
+    return now_ms()
 
 
 def _num(v: Any) -> float:

@@ -248,6 +248,14 @@ class Tx:
         self.run(f"DELETE FROM {table} WHERE profile=? AND id=?", (session_id,))
         self.run(f"INSERT INTO {table} (profile, id, digest) VALUES (?,?,?)", (session_id, digest))
 
+    def digest_add(self, session_id: str, digest: str) -> None:
+        """Insert the digest of a session that has none yet (no delete first: an id not in the
+        index has no digest row, since every index write removes the rows of unlisted ids)."""
+        self.run(
+            f"INSERT INTO {self._b.digest_table} (profile, id, digest) VALUES (?,?,?)",
+            (session_id, digest),
+        )
+
     def digest_ids(self) -> list[str]:
         return [r[0] for r in self.rows(f"SELECT id FROM {self._b.digest_table} WHERE profile=?")]
 

@@ -3,8 +3,9 @@
 | route | does |
 |---|---|
 | ``GET /`` | the single-page panel (a static shell: it reads nothing from the store) |
-| ``GET /api/state`` | first load: thumbnails old unseen images (SPEC §5.4), then ``{"settings": public get_all(), "history": views}`` — only ``get_all()`` and the live history are read (§9) |
-| ``GET /api/history`` | ``{"history": views}`` (see :mod:`chatkeep.panel.views`) |
+| ``GET /api/state`` | first load: thumbnails old unseen images (SPEC §5.4), then ``{"settings": public get_all(), "history": views, "archived": n}`` — only ``get_all()``, the live history and the archive's size are read (§9; the page asks for the session's name afterwards); a ``Server-Timing`` header gives the server time |
+| ``GET /api/history?from=i`` | ``{"history": views of entries[i:], "start": i, "length", "archived"}`` (see :mod:`chatkeep.panel.views`): after a turn the page asks only for what changed |
+| ``GET /api/archive?before=n&limit=k`` | ``{"entries": views, "start", "total"}``: the archive (SPEC §3.3), read-only, ``k`` (≤ 100) entries ending before position ``n`` (default: the end) |
 | ``GET /api/image/{key}`` | the stored bytes of one image, by content key, with its own MIME type |
 | ``POST /api/attach`` | ``{"url", "title"?, "mode"?}`` → a web page attachment |
 | ``POST /api/attach/file?name=N`` | raw file bytes → an HTML/Markdown/text/PDF/image attachment |
@@ -20,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +35,7 @@ from ..http import BadRequest, NotFound, json_body, ok, threaded
 from ..state import PanelState, public_settings
 from ..views import history_view
 
-__all__ = ["ROUTES", "history_payload"]
+__all__ = ["ROUTES", "current_session", "history_payload"]
 
 TEMPLATES = Jinja2Templates(directory=str(Path(__file__).resolve().parent.parent / "templates"))
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
@@ -45,11 +47,38 @@ def _panel(request: Request) -> PanelState:
     return request.app.state.panel
 
 
-def history_payload(panel: PanelState, settings: dict[str, Any] | None = None) -> list[Any]:
+def history_payload(
+    panel: PanelState,
+    settings: dict[str, Any] | None = None,
+    *,
+    start: int = 0,
+    entries: list[Any] | None = None,
+) -> list[Any]:
     """The live history as page views (reads ``get_all()`` only when not given)."""
     settings = settings if settings is not None else panel.store.get_all()
     collapse = settings.get("thoughtAutoCollapse", True) is not False
-    return history_view(panel.store.history.read(), images=panel.images, collapse_thoughts=collapse)
+    entries = entries if entries is not None else panel.store.history.read()
+    return history_view(entries, images=panel.images, collapse_thoughts=collapse, start=start)
+
+
+def current_session(panel: PanelState) -> dict[str, Any] | None:
+    """``{id, name}`` of the session the live conversation belongs to, or ``None``."""
+    active = panel.store.sessions.active_id()
+    if not active:
+        return None
+    for row in panel.store.sessions.list():
+        if row.get("id") == active:
+            return {"id": active, "name": row.get("name") or ""}
+    return None
+
+
+def _int_param(request: Request, key: str, default: int | None) -> int | None:
+    raw = request.query_params.get(key)
+    if raw is None or raw == "":
+        return default
+    if not raw.isdigit() or len(raw) > 9:
+        raise BadRequest(f"'{key}' must be a non-negative integer, got {raw[:20]!r}")
+    return int(raw)
 
 
 async def index(request: Request) -> Response:
@@ -59,21 +88,58 @@ async def index(request: Request) -> Response:
 async def state(request: Request) -> Response:
     panel = _panel(request)
 
-    def load() -> dict[str, Any]:
+    def load() -> tuple[dict[str, Any], float]:
+        began = time.perf_counter()
         panel.store.bound_unseen_image_bytes(DEFAULT_UNSEEN_BUDGET)
         settings = panel.store.get_all()
-        return {
+        payload = {
             "settings": public_settings(settings),
             "history": history_payload(panel, settings),
+            "archived": panel.store.history.archived_count(),
             "version": __version__,
         }
+        return payload, (time.perf_counter() - began) * 1000
 
-    return ok(await threaded(load))
+    payload, ms = await threaded(load)
+    response = ok(payload)
+    response.headers["Server-Timing"] = f"state;dur={ms:.1f}"
+    return response
 
 
 async def history(request: Request) -> Response:
     panel = _panel(request)
-    return ok({"history": await threaded(history_payload, panel)})
+    start = _int_param(request, "from", 0) or 0
+
+    def run() -> dict[str, Any]:
+        entries = panel.store.history.read()
+        start_at = min(start, len(entries))
+        return {
+            "history": history_payload(panel, start=start_at, entries=entries),
+            "start": start_at,
+            "length": len(entries),
+            "archived": panel.store.history.archived_count(),
+            "session": current_session(panel),
+        }
+
+    return ok(await threaded(run))
+
+
+MAX_ARCHIVE_PAGE = 100
+
+
+async def archive(request: Request) -> Response:
+    panel = _panel(request)
+    before = _int_param(request, "before", None)
+    limit = min(_int_param(request, "limit", 30) or 30, MAX_ARCHIVE_PAGE)
+
+    def run() -> dict[str, Any]:
+        entries = panel.store.history.archived()
+        end = len(entries) if before is None else min(before, len(entries))
+        begin = max(0, end - limit)
+        views = history_payload(panel, start=begin, entries=entries[:end])
+        return {"entries": views, "start": begin, "total": len(entries)}
+
+    return ok(await threaded(run))
 
 
 async def image(request: Request) -> Response:
@@ -226,6 +292,7 @@ ROUTES = [
     Route("/", index, methods=["GET"]),
     Route("/api/state", state, methods=["GET"]),
     Route("/api/history", history, methods=["GET"]),
+    Route("/api/archive", archive, methods=["GET"]),
     Route("/api/image/{key}", image, methods=["GET"]),
     Route("/api/attach", attach, methods=["POST"]),
     Route("/api/attach/file", attach_file, methods=["POST"]),

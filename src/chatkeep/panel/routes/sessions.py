@@ -3,13 +3,16 @@
 | route | does |
 |---|---|
 | ``GET /api/sessions?q=`` | ``{"sessions": store.sessions.list(q), "activeSessionId"}``; with a query each row has ``contentMatch`` (the match is in the text, not the name) |
-| ``POST /api/sessions`` | ``{"name"?}`` → save the live conversation as a new session (``{"session": row or null}``) |
+| ``GET /api/sessions/current`` | ``{"current": {id, name} or null}``: the loaded session, for the header |
+| ``POST /api/sessions`` | ``{"name"?}`` → "Save as new": the live conversation as a new session (``{"session": row or null}``), which becomes the loaded one |
+| ``POST /api/sessions/{id}/update`` | "Save": write the live conversation back into the loaded session ``id`` (``sessions.update``; name, pin and place kept; 404 when unknown) |
 | ``POST /api/sessions/new`` | save (write-back to the active session) and clear the live history |
-| ``POST /api/sessions/{id}/load`` | replace the live history by the session (404 when unknown) |
+| ``POST /api/sessions/{id}/load`` | write the live conversation back first (into the loaded session, else as a new one, like ``new``), then replace the live history by the session (404 when unknown): switching never hides work |
 | ``PATCH /api/sessions/{id}`` | ``{"name"?, "pinned"?}`` → rename and/or pin |
 | ``DELETE /api/sessions/{id}`` | delete the session and its body (the page asks twice first) |
 
-Writes answer with the fresh drawer listing; ``load`` and ``new`` also with the live history.
+Writes answer with the fresh drawer listing and ``current`` (``{id, name}`` of the loaded
+session, or null); ``load`` and ``new`` also with the live history and the archive size.
 Listing reads only the light index, never a session body.
 """
 
@@ -23,7 +26,7 @@ from starlette.routing import Route
 
 from ..http import BadRequest, NotFound, json_body, ok, threaded
 from ..state import PanelState
-from .page import history_payload
+from .page import current_session, history_payload
 
 __all__ = ["ROUTES"]
 
@@ -38,7 +41,19 @@ def _listing(panel: PanelState, q: str = "") -> dict[str, Any]:
     return {
         "sessions": panel.store.sessions.list(q),
         "activeSessionId": panel.store.sessions.active_id(),
+        "current": current_session(panel),
     }
+
+
+def _write_back(panel: PanelState) -> dict[str, Any] | None:
+    """Save the live conversation before it is replaced (SPEC §4.4): into the loaded session,
+    else (none loaded, or it was deleted) as a new one. Empty live history → ``None``."""
+    sessions = panel.store.sessions
+    if not panel.store.history.read():
+        return None
+    active = sessions.active_id()
+    row = sessions.update(active) if active else None
+    return row if row is not None else sessions.save()
 
 
 async def list_sessions(request: Request) -> Response:
@@ -73,7 +88,12 @@ async def new(request: Request) -> Response:
 
     def run() -> dict[str, Any]:
         row = panel.store.sessions.new()
-        return {"session": row, "history": history_payload(panel), **_listing(panel)}
+        return {
+            "session": row,
+            "history": history_payload(panel),
+            "archived": panel.store.history.archived_count(),
+            **_listing(panel),
+        }
 
     return ok(await threaded(run))
 
@@ -83,10 +103,38 @@ async def load(request: Request) -> Response:
     session_id = request.path_params["session_id"]
 
     def run() -> dict[str, Any]:
+        if panel.store.sessions.get(session_id) is None:
+            raise NotFound(f"no saved session {session_id!r}")
+        saved = _write_back(panel)
         count = panel.store.sessions.load(session_id)
         if count < 0:
             raise NotFound(f"no saved session {session_id!r}")
-        return {"count": count, "history": history_payload(panel), **_listing(panel)}
+        return {
+            "count": count,
+            "savedBack": saved,
+            "history": history_payload(panel),
+            "archived": panel.store.history.archived_count(),
+            **_listing(panel),
+        }
+
+    return ok(await threaded(run))
+
+
+async def current(request: Request) -> Response:
+    panel = _panel(request)
+    return ok({"current": await threaded(current_session, panel)})
+
+
+async def update(request: Request) -> Response:
+    panel = _panel(request)
+    session_id = request.path_params["session_id"]
+    await json_body(request)
+
+    def run() -> dict[str, Any]:
+        if panel.store.sessions.get(session_id) is None:
+            raise NotFound(f"no saved session {session_id!r}", hint="use Save as new")
+        row = panel.store.sessions.update(session_id)
+        return {"session": row, **_listing(panel)}
 
     return ok(await threaded(run))
 
@@ -130,9 +178,11 @@ async def delete(request: Request) -> Response:
 
 ROUTES = [
     Route("/api/sessions", list_sessions, methods=["GET"]),
+    Route("/api/sessions/current", current, methods=["GET"]),
     Route("/api/sessions", save, methods=["POST"]),
     Route("/api/sessions/new", new, methods=["POST"]),
     Route("/api/sessions/{session_id}/load", load, methods=["POST"]),
+    Route("/api/sessions/{session_id}/update", update, methods=["POST"]),
     Route("/api/sessions/{session_id}", edit, methods=["PATCH"]),
     Route("/api/sessions/{session_id}", delete, methods=["DELETE"]),
 ]

@@ -69,17 +69,36 @@ export function isHttpUrl(url) {
   }
 }
 
+// One toast at a time, always above whatever is on top: inside the open modal dialog when there
+// is one (a dialog's backdrop covers everything outside it), else in the page's corner.
+let toastTimer = null;
+
+function toastHost() {
+  const dialogs = [...document.querySelectorAll("dialog[open]")];
+  return dialogs.length ? dialogs[dialogs.length - 1] : document.body;
+}
+
 export function notice(message, { kind = "info", hint = "", timeout = 6000 } = {}) {
   const box = document.getElementById("notices");
+  const host = toastHost();
+  if (box.parentElement !== host) host.append(box);
+  box.classList.toggle("in-dialog", host !== document.body);
   const item = el(
     "div",
-    { className: `notice ${kind}` },
+    { className: `notice ${kind}`, role: kind === "error" ? "alert" : "status" },
     el("span", { className: "msg", text: message }),
     hint ? el("span", { className: "hint", text: hint }) : null,
-    el("button", { type: "button", className: "close", text: "×", onclick: () => item.remove() }),
+    el("button", {
+      type: "button",
+      className: "close",
+      "aria-label": "Dismiss",
+      text: "×",
+      onclick: () => item.remove(),
+    }),
   );
-  box.append(item);
-  if (timeout) setTimeout(() => item.remove(), timeout);
+  box.replaceChildren(item);
+  clearTimeout(toastTimer);
+  if (timeout) toastTimer = setTimeout(() => item.remove(), timeout);
   return item;
 }
 
@@ -89,6 +108,63 @@ export function showError(err) {
   } else {
     notice(String((err && err.message) || err), { kind: "error", timeout: 12000 });
   }
+}
+
+// Modal dialogs (drawer, settings, preview): native <dialog> opened with showModal() makes the
+// rest of the page inert and closes on Esc; focus goes to `focus` (or the dialog's first
+// heading) and comes back to the element that opened it.
+const FOCUSABLE =
+  "a[href], button:not([disabled]), input:not([disabled]):not([type=hidden]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex='-1']), summary";
+
+function focusables(dialog) {
+  return [...dialog.querySelectorAll(FOCUSABLE)].filter(
+    (n) => !n.hidden && n.getClientRects().length && n.getAttribute("aria-hidden") !== "true",
+  );
+}
+
+// Tab and Shift+Tab wrap inside the dialog (a native modal lets focus leave to the browser).
+function trapTab(e) {
+  if (e.key !== "Tab") return;
+  const items = focusables(e.currentTarget);
+  if (!items.length) return;
+  const first = items[0];
+  const last = items[items.length - 1];
+  const active = document.activeElement;
+  const at = items.indexOf(active);
+  const inside = e.currentTarget.contains(active);
+  const afterLast = inside && at < 0 && last.compareDocumentPosition(active) & Node.DOCUMENT_POSITION_FOLLOWING;
+  if (e.shiftKey && (at === 0 || (at < 0 && !afterLast))) {
+    // From the first control, the heading or outside: round to the last control.
+    e.preventDefault();
+    last.focus();
+  } else if (!e.shiftKey && (at === items.length - 1 || afterLast || !inside)) {
+    e.preventDefault();
+    first.focus();
+  }
+}
+
+// `opener` is the control that asked for the dialog (captured before any await); the focus goes
+// back to it on close unless the user has already moved the focus somewhere else.
+export function openModal(dialog, focus, opener = document.activeElement) {
+  if (!dialog.dataset.trapped) {
+    dialog.addEventListener("keydown", trapTab);
+    dialog.dataset.trapped = "1";
+  }
+  if (!dialog.open) dialog.showModal();
+  const target = focus || dialog.querySelector("[autofocus], h2[tabindex]") || dialog;
+  target.focus({ preventScroll: true });
+  dialog.scrollTop = 0;
+  dialog.addEventListener(
+    "close",
+    () => {
+      const box = document.getElementById("notices");
+      if (box && dialog.contains(box)) document.body.append(box);
+      const now = document.activeElement;
+      const unplaced = !now || now === document.body || dialog.contains(now) || now === opener;
+      if (unplaced && opener && opener.isConnected && typeof opener.focus === "function") opener.focus();
+    },
+    { once: true },
+  );
 }
 
 export function humanSize(n) {

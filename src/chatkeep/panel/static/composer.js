@@ -1,7 +1,9 @@
 // The composer: message box, pasted/dropped images, send shortcut, URL/file/video attachments.
 
-import { api, el, showError } from "./api.js";
-import { isBusy, renderHistory, stopTurn, streamTurn } from "./conversation.js";
+import { ApiError, api, authHeaders, el, humanSize, showError } from "./api.js";
+import { isBusy, isUnansweredText, renderHistory, retry, sendStart, stopTurn, streamTurn } from "./conversation.js";
+
+const PROGRESS_FROM_BYTES = 256 * 1024; // smaller uploads finish before a bar would be seen
 
 const SENDABLE = ["image/png", "image/jpeg", "image/webp", "image/gif"];
 const pending = []; // data URLs of images to send with the next message
@@ -43,6 +45,7 @@ function renderPending() {
         el("button", {
           type: "button",
           title: "Remove",
+          "aria-label": `Remove pasted image ${i + 1}`,
           text: "×",
           onclick: () => {
             pending.splice(i, 1);
@@ -65,15 +68,40 @@ async function addImages(files) {
   renderPending();
 }
 
+function grow() {
+  const box = document.getElementById("message");
+  box.style.height = "auto";
+  box.style.height = `${Math.min(box.scrollHeight + 2, Math.round(window.innerHeight * 0.35))}px`;
+}
+
 async function send() {
   const box = document.getElementById("message");
   const text = box.value;
   if (isBusy() || (!text.trim() && !pending.length)) return;
+  if (!pending.length && isUnansweredText(text)) {
+    // The kept draft of a failed send, sent again: answer that question, never a second bubble.
+    box.value = "";
+    grow();
+    const result = await retry();
+    if (result && !result.ok && !box.value) {
+      box.value = text;
+      grow();
+    }
+    return;
+  }
   const images = pending.splice(0);
   box.value = "";
+  grow();
   renderPending();
   const echo = { text, images: images.map((src) => ({ src })) };
-  await streamTurn("/api/chat/send", { text, images }, echo);
+  const result = await streamTurn("/api/chat/send", { text, images }, { echo, from: sendStart() });
+  if (!result.ok && !box.value && !pending.length) {
+    // A failed send keeps the draft: the text and images are back in the composer.
+    box.value = text;
+    pending.push(...images);
+    renderPending();
+    grow();
+  }
 }
 
 async function attachUrl() {
@@ -93,16 +121,48 @@ async function attachUrl() {
   }
 }
 
+// Raw upload with a progress bar (fetch cannot report upload progress; XMLHttpRequest can).
+function upload(path, file, onProgress) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open("POST", path);
+    for (const [k, v] of Object.entries(authHeaders({ "Content-Type": file.type || "application/octet-stream" }))) {
+      xhr.setRequestHeader(k, v);
+    }
+    xhr.upload.addEventListener("progress", (e) => e.lengthComputable && onProgress(e.loaded, e.total));
+    xhr.addEventListener("load", () => {
+      let data = null;
+      try {
+        data = JSON.parse(xhr.responseText);
+      } catch {
+        data = null;
+      }
+      if (xhr.status >= 200 && xhr.status < 300) resolve(data);
+      else reject(new ApiError(xhr.status, data));
+    });
+    xhr.addEventListener("error", () => reject(new Error(`uploading ${file.name} failed`)));
+    xhr.send(file);
+  });
+}
+
 async function attachFile(file) {
   const params = new URLSearchParams({ name: file.name });
+  const uploads = document.getElementById("uploads");
+  const bar = el("progress", { max: file.size || 1, value: 0, "aria-label": `Uploading ${file.name}` });
+  const label = el("span", { className: "upload-label", text: `${file.name} (${humanSize(file.size)})` });
+  const row = el("div", { className: "upload", dataset: { name: file.name } }, label, bar);
+  if (file.size >= PROGRESS_FROM_BYTES) uploads.append(row);
   try {
-    const data = await api("POST", `/api/attach/file?${params}`, file, {
-      raw: true,
-      headers: { "Content-Type": file.type || "application/octet-stream" },
+    const data = await upload(`/api/attach/file?${params}`, file, (loaded, total) => {
+      bar.max = total;
+      bar.value = loaded;
+      if (loaded >= total) label.textContent = `${file.name}: reading…`;
     });
     renderHistory(data.history);
   } catch (err) {
     showError(err);
+  } finally {
+    row.remove();
   }
 }
 
@@ -117,6 +177,7 @@ async function attachVideo() {
     document.getElementById("video-url").value = "";
     document.getElementById("video-file-name").textContent = "";
     document.getElementById("video-row").hidden = true;
+    document.getElementById("toggle-video").setAttribute("aria-expanded", "false");
     transcript = null;
     renderHistory(data.history);
   } catch (err) {
@@ -126,6 +187,7 @@ async function attachVideo() {
 
 export function setupComposer() {
   const box = document.getElementById("message");
+  box.addEventListener("input", grow);
   document.getElementById("send").addEventListener("click", send);
   document.getElementById("stop").addEventListener("click", stopTurn);
   box.addEventListener("keydown", (e) => {
@@ -162,10 +224,19 @@ export function setupComposer() {
     for (const file of e.target.files) attachFile(file);
     e.target.value = "";
   });
-  document.getElementById("toggle-video").addEventListener("click", () => {
-    const row = document.getElementById("video-row");
-    row.hidden = !row.hidden;
-  });
+  document.getElementById("pick-file").addEventListener("click", () => document.getElementById("attach-file").click());
+  document.getElementById("pick-transcript").addEventListener("click", () => document.getElementById("video-file").click());
+  const toggle = (buttonId, panelId, focusId) => {
+    const button = document.getElementById(buttonId);
+    button.addEventListener("click", () => {
+      const panel = document.getElementById(panelId);
+      panel.hidden = !panel.hidden;
+      button.setAttribute("aria-expanded", String(!panel.hidden));
+      if (!panel.hidden) document.getElementById(focusId).focus();
+    });
+  };
+  toggle("toggle-attach", "attach-panel", "attach-url");
+  toggle("toggle-video", "video-row", "video-url");
   document.getElementById("video-file").addEventListener("change", async (e) => {
     const file = e.target.files[0];
     if (!file) return;

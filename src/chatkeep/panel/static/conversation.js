@@ -1,138 +1,222 @@
-// The conversation: bubbles, attachment chips, streaming turns, edit & resend, regenerate, stop.
+// The conversation: bubbles, attachment chips, streaming turns, edit & resend, regenerate, retry,
+// stop, the archive ("earlier messages"), usage and cost, and scrolling.
 // User text is set with textContent; assistant replies use the server-sanitized Markdown `html`.
+//
+// Rendering: the page keeps the views it shows (`state.views`, one DOM node per view with
+// `data-index`). After a turn it asks the server only for the entries from the first one the
+// turn could change (`/api/history?from=i`) and replaces just those nodes; when the live window
+// moved entries to the archive meanwhile (indices shifted) it reloads the whole list.
 
-import { ApiError, api, authHeaders, el, imageUrl, isHttpUrl, notice, showError } from "./api.js";
+import { ApiError, api, authHeaders, el, notice, showError } from "./api.js";
+import {
+  assistantBubble,
+  chip,
+  fmt,
+  hooks,
+  onCodeCopy,
+  renderUsageTotals as showUsageTotals,
+  userBubble,
+} from "./bubbles.js";
+import { parseEvents, showStats } from "./stream.js";
 
-const state = { history: [], busy: false, turn: null, controller: null, settings: {} };
+const state = {
+  views: [],
+  busy: false,
+  turn: null,
+  controller: null,
+  settings: {},
+  archived: 0,
+  archiveStart: 0,
+  failure: null, // {message, hint} of the last failed turn, shown on the unanswered question
+  session: null,
+  stick: true, // the user is at the bottom: follow new content
+};
+
+const NEAR_BOTTOM_PX = 48;
 
 export function setSettings(settings) {
   state.settings = settings || {};
+  renderUsageTotals();
 }
 
 export function isBusy() {
   return state.busy;
 }
 
-function main() {
+function scroller() {
   return document.getElementById("conversation");
 }
 
-function scrollToEnd() {
-  const box = main();
+function messages() {
+  return document.getElementById("messages");
+}
+
+// -- scrolling -------------------------------------------------------------------------------
+
+function atBottom() {
+  const box = scroller();
+  return box.scrollHeight - box.scrollTop - box.clientHeight < NEAR_BOTTOM_PX;
+}
+
+export function scrollToEnd() {
+  const box = scroller();
   box.scrollTop = box.scrollHeight;
+  state.stick = true;
+  updateJump();
 }
 
-function chip(view) {
-  const a = view.attachment || {};
-  const video = view.videoSrc && isHttpUrl(view.videoSrc.url) ? view.videoSrc.url : "";
-  const bits = [`${(a.chars || 0).toLocaleString()} chars`];
-  if (a.images) bits.push(`${a.images} image${a.images === 1 ? "" : "s"}`);
-  if (a.summarized) bits.push("condensed");
-  const link = video || (isHttpUrl(a.url) ? a.url : "");
-  return el(
-    "div",
-    { className: "chip", dataset: { index: view.index, attachId: view.attachId || "" } },
-    el("span", { className: "chip-icon", text: video ? "▶" : "📎" }),
-    el("span", { className: "chip-title", text: a.title || a.url || "attachment" }),
-    link
-      ? el("a", { className: "chip-url", href: link, target: "_blank", rel: "noopener noreferrer", text: link })
-      : a.url
-        ? el("span", { className: "chip-url", text: a.url })
-        : null,
-    el("span", { className: "chip-meta", text: bits.join(", ") }),
-    view.attachId
-      ? el("button", {
-          type: "button",
-          className: "chip-undo",
-          title: "Remove this attachment",
-          text: "Undo",
-          onclick: () => undoAttach(view.attachId),
-        })
-      : null,
-  );
+function updateJump() {
+  document.getElementById("jump-latest").hidden = state.stick;
 }
 
-function images(list) {
-  if (!list || !list.length) return null;
-  return el(
-    "div",
-    { className: "bubble-images" },
-    list.map((img) => {
-      const src = img.src.startsWith("data:") ? img.src : imageUrl(img.src);
-      const title = img.width ? `${img.width}×${img.height} ${img.mime || ""}` : img.mime || "";
-      return el("a", { href: src, target: "_blank", rel: "noopener noreferrer" }, el("img", { src, alt: "image you sent", title }));
-    }),
-  );
+function followIfStuck() {
+  if (state.stick) scrollToEnd();
 }
 
-function userBubble(view) {
-  const text = el("div", { className: "text", text: view.text || "" });
-  const bubble = el(
-    "div",
-    { className: "bubble user", dataset: { index: view.index } },
-    text,
-    images(view.images),
-  );
-  if (view.index !== undefined && !state.busy) {
-    bubble.append(
-      el(
-        "div",
-        { className: "actions" },
-        el("button", { type: "button", className: "edit", text: "Edit", onclick: () => startEdit(bubble, view) }),
-      ),
-    );
+export function setupScrolling() {
+  const box = scroller();
+  box.addEventListener("scroll", () => {
+    state.stick = atBottom();
+    updateJump();
+  });
+  document.getElementById("jump-latest").addEventListener("click", () => {
+    scrollToEnd();
+    document.getElementById("message").focus();
+  });
+  // An image that finishes loading while the user is at the bottom keeps them there.
+  box.addEventListener("load", (e) => e.target.tagName === "IMG" && followIfStuck(), true);
+  messages().addEventListener("click", onCodeCopy);
+  document.getElementById("earlier-list").addEventListener("click", onCodeCopy);
+  document.getElementById("load-earlier").addEventListener("click", loadEarlier);
+}
+
+function renderUsageTotals() {
+  showUsageTotals(state.views);
+}
+
+// -- the session name and usage ----------------------------------------------------------------
+
+export function setSession(current) {
+  state.session = current || null;
+  const name = document.getElementById("session-name");
+  name.textContent = state.session ? state.session.name || "(unnamed session)" : "Unsaved conversation";
+  name.classList.toggle("unsaved", !state.session);
+  document.title = state.session ? `${state.session.name} — chatkeep` : "chatkeep";
+}
+
+export function currentSession() {
+  return state.session;
+}
+
+function lastMessageIndex() {
+  for (let k = state.views.length - 1; k >= 0; k -= 1) {
+    if (state.views[k].kind !== "attachment") return k;
   }
-  return bubble;
+  return -1;
 }
 
-function assistantBubble(view, isLast) {
-  const body = el("div", { className: "md" });
-  body.innerHTML = view.html || ""; // server-sanitized Markdown (markdown-it-py, html off)
-  const meta = [];
-  if (view.provider) meta.push([view.provider.name, view.provider.model].filter(Boolean).join(" · "));
-  if (view.interrupted) meta.push("stopped");
-  const bubble = el(
-    "div",
-    { className: "bubble assistant", dataset: { index: view.index } },
-    body,
-    el(
-      "div",
-      { className: "actions" },
-      meta.length ? el("span", { className: "meta", text: meta.join(" — ") }) : null,
-      el("button", {
-        type: "button",
-        className: "copy",
-        text: "Copy",
-        onclick: () => navigator.clipboard && navigator.clipboard.writeText(view.text || ""),
-      }),
-      isLast && !state.busy
-        ? el("button", { type: "button", className: "regenerate", text: "Regenerate", onclick: regenerate })
-        : null,
-    ),
-  );
-  return bubble;
+function unansweredQuestion() {
+  const k = lastMessageIndex();
+  return k >= 0 && state.views[k].role === "user" ? state.views[k] : null;
 }
 
-export function renderHistory(history) {
-  state.history = history || [];
-  const box = main();
-  box.replaceChildren();
-  const lastAssistant = state.history.map((v) => v.role).lastIndexOf("assistant");
-  for (const [pos, view] of state.history.entries()) {
-    if (view.kind === "attachment") box.append(chip(view));
-    else if (view.role === "user") box.append(userBubble(view));
-    else box.append(assistantBubble(view, pos === lastAssistant));
-  }
-  if (!state.history.length) {
-    box.append(el("p", { className: "empty muted", text: "No messages yet. Attach a page or say hello." }));
-  }
+function nodeFor(view, { readOnly = false } = {}) {
+  if (view.kind === "attachment") return chip(view, readOnly);
+  const last = !readOnly && view === state.views[lastMessageIndex()];
+  if (view.role === "user") return userBubble(view, { readOnly, unanswered: last && !state.busy });
+  return assistantBubble(view, { isLast: last, readOnly });
+}
+
+function emptyNote() {
+  return el("p", { className: "empty muted", text: "No messages yet. Attach a page or say hello." });
+}
+
+// -- rendering -------------------------------------------------------------------------------
+
+export function renderHistory(views, { archived } = {}) {
+  state.views = views || [];
+  if (archived !== undefined) setArchived(archived);
+  const box = messages();
+  box.replaceChildren(...state.views.map((v) => nodeFor(v)));
+  if (!state.views.length) box.append(emptyNote());
+  renderUsageTotals();
   scrollToEnd();
 }
 
-export async function reloadHistory() {
-  const data = await api("GET", "/api/history");
-  renderHistory(data.history);
+// Replace the nodes from index `start` on with `views` (the server's views of entries[start:]).
+function applyTail(start, views) {
+  const box = messages();
+  box.querySelectorAll(".transient, .empty").forEach((n) => n.remove());
+  for (const node of [...box.children]) {
+    if (Number(node.dataset.index) >= start) node.remove();
+  }
+  // The previous last message loses its Regenerate / Retry controls: redraw it.
+  const prev = lastMessageIndex();
+  state.views = [...state.views.slice(0, start), ...views];
+  const fresh = views.map((v) => nodeFor(v));
+  box.append(...fresh);
+  if (prev >= 0 && prev < start) {
+    const old = box.querySelector(`[data-index="${state.views[prev].index}"]`);
+    if (old) old.replaceWith(nodeFor(state.views[prev]));
+  }
+  if (!state.views.length) box.append(emptyNote());
+  renderUsageTotals();
 }
+
+async function refreshFrom(start) {
+  const before = state.archived;
+  const data = await api("GET", `/api/history?from=${Math.max(0, start)}`);
+  if (data.archived !== before) {
+    // The live window moved entries to the archive: indices shifted, redraw everything.
+    const all = data.start === 0 ? data : await api("GET", "/api/history?from=0");
+    renderHistory(all.history, { archived: all.archived });
+  } else {
+    applyTail(data.start, data.history);
+  }
+  setSession(data.session);
+  followIfStuck();
+}
+
+export async function reloadHistory() {
+  const data = await api("GET", "/api/history?from=0");
+  renderHistory(data.history, { archived: data.archived });
+  setSession(data.session);
+}
+
+// -- the archive -----------------------------------------------------------------------------
+
+function setArchived(count) {
+  state.archived = count || 0;
+  state.archiveStart = state.archived;
+  document.getElementById("earlier-list").replaceChildren();
+  updateEarlier();
+}
+
+function updateEarlier() {
+  const box = document.getElementById("earlier");
+  const button = document.getElementById("load-earlier");
+  box.hidden = state.archived === 0;
+  button.hidden = state.archiveStart === 0;
+  button.textContent = `Show earlier messages (${fmt(state.archiveStart)} in the archive)`;
+}
+
+async function loadEarlier() {
+  const box = scroller();
+  const list = document.getElementById("earlier-list");
+  try {
+    const data = await api("GET", `/api/archive?before=${state.archiveStart}&limit=30`);
+    const fromBottom = box.scrollHeight - box.scrollTop;
+    list.prepend(...data.entries.map((v) => nodeFor(v, { readOnly: true })));
+    state.archiveStart = data.start;
+    updateEarlier();
+    box.scrollTop = box.scrollHeight - fromBottom; // keep what the user was reading in place
+    if (state.archiveStart === 0) list.querySelector(".bubble, .chip")?.setAttribute("tabindex", "-1");
+  } catch (err) {
+    showError(err);
+  }
+}
+
+// -- actions ---------------------------------------------------------------------------------
 
 async function undoAttach(attachId) {
   try {
@@ -145,8 +229,10 @@ async function undoAttach(attachId) {
 
 function startEdit(bubble, view) {
   if (state.busy) return;
-  const area = el("textarea", { className: "edit-area", rows: 3 });
+  const area = el("textarea", { className: "edit-area", rows: 3, "aria-label": "Edited message" });
   area.value = view.text || "";
+  const cancel = () => bubble.replaceWith(nodeFor(view));
+  area.addEventListener("keydown", (e) => e.key === "Escape" && cancel());
   const box = el(
     "div",
     { className: "edit-box" },
@@ -160,37 +246,44 @@ function startEdit(bubble, view) {
         text: "Send edited",
         onclick: () => {
           // Everything from this message on is replaced by the new turn (one bubble per send).
-          let node = bubble.nextSibling;
-          while (node) {
-            const next = node.nextSibling;
-            node.remove();
-            node = next;
-          }
-          bubble.remove();
-          streamTurn("/api/chat/edit", { index: view.index, text: area.value }, { text: area.value, images: view.images });
+          streamTurn("/api/chat/edit", { index: view.index, text: area.value }, {
+            echo: { text: area.value, images: view.images },
+            from: view.index,
+          });
         },
       }),
-      el("button", { type: "button", text: "Cancel", onclick: () => renderHistory(state.history) }),
+      el("button", { type: "button", text: "Cancel", onclick: cancel }),
     ),
   );
   bubble.replaceChildren(box);
   area.focus();
 }
 
-function regenerate() {
-  if (state.busy) return;
-  const box = main();
-  const bubbles = [...box.children];
-  // Drop the last question and its answer from view; the new turn redraws them.
-  const lastUser = bubbles.map((n) => n.classList.contains("user")).lastIndexOf(true);
-  let echo = null;
-  if (lastUser >= 0) {
-    const index = Number(bubbles[lastUser].dataset.index);
-    const view = state.history.find((v) => v.index === index);
-    echo = view ? { text: view.text, images: view.images } : null;
-    bubbles.slice(lastUser).forEach((n) => n.remove());
+function lastUserView() {
+  for (let k = state.views.length - 1; k >= 0; k -= 1) {
+    const v = state.views[k];
+    if (v.role === "user" && v.kind !== "attachment") return v;
   }
-  streamTurn("/api/chat/regenerate", {}, echo);
+  return null;
+}
+
+function regenerate() {
+  const question = lastUserView();
+  if (!question) return;
+  streamTurn("/api/chat/regenerate", {}, { echo: { text: question.text, images: question.images }, from: question.index });
+}
+
+// Whether `text` (with no images) is the unanswered last question: sending it again is a Retry.
+export function isUnansweredText(text) {
+  const q = unansweredQuestion();
+  return Boolean(q && !(q.images || []).length && q.text === text);
+}
+
+// Retry answers the unanswered last question in place (SPEC §3.5): its bubble stays, no echo.
+export function retry() {
+  const question = unansweredQuestion();
+  if (!question) return Promise.resolve(null);
+  return streamTurn("/api/chat/regenerate", {}, { from: question.index + 1, keep: question.index });
 }
 
 function setBusy(busy) {
@@ -209,36 +302,46 @@ export async function stopTurn() {
   }
 }
 
-function parseEvents(buffer, handle) {
-  let start = 0;
-  let end;
-  while ((end = buffer.indexOf("\n\n", start)) >= 0) {
-    const block = buffer.slice(start, end);
-    start = end + 2;
-    let event = "message";
-    const data = [];
-    for (const line of block.split("\n")) {
-      if (line.startsWith("event:")) event = line.slice(6).trim();
-      else if (line.startsWith("data:")) data.push(line.slice(5).trimStart());
-    }
-    if (data.length) handle(event, JSON.parse(data.join("\n")));
-  }
-  return buffer.slice(start);
+// The index from which a new send can change the history: a failed question right before it is
+// reused by the engine when the same text is sent again (SPEC §3.5).
+export function sendStart() {
+  const q = unansweredQuestion();
+  return q ? q.index : state.views.length;
 }
 
-// Run one streamed turn; `echo` is the user's bubble to show while the reply streams.
-export async function streamTurn(path, body, echo) {
-  if (state.busy) return false;
+// Run one streamed turn. `echo` is the user's bubble to show while the reply streams; `from` is
+// the first history index the turn can change (nodes from there on are replaced when it ends);
+// `keep` the index of a question bubble that stays (Retry). Resolves to
+// {ok, refused, error}: `refused` = the server turned the request down before writing anything.
+export async function streamTurn(path, body, { echo = null, from = null, keep = null } = {}) {
+  if (state.busy) return { ok: false, refused: true };
+  const start = from === null ? state.views.length : from;
   setBusy(true);
-  const box = main();
+  state.failure = null;
+  const box = messages();
   box.querySelector(".empty")?.remove();
-  if (echo) box.append(userBubble({ text: echo.text, images: echo.images || [] }));
-  const md = el("div", { className: "md pending", text: "…" });
-  const live = el("div", { className: "bubble assistant streaming" }, md);
+  for (const node of [...box.children]) {
+    const index = Number(node.dataset.index);
+    if (index >= start && index !== keep) node.remove();
+  }
+  if (keep !== null) {
+    const kept = box.querySelector(`[data-index="${keep}"]`);
+    kept?.classList.remove("failed");
+    kept?.querySelector(".bubble-error")?.remove();
+  }
+  if (echo) {
+    const bubble = userBubble({ text: echo.text, images: echo.images || [] });
+    bubble.classList.add("transient");
+    box.append(bubble);
+  }
+  // Only the reply being written is a live region; aria-busy holds announcements until it ends.
+  const md = el("div", { className: "md pending", text: "…", "aria-live": "polite", "aria-busy": "true" });
+  const live = el("div", { className: "bubble assistant streaming transient" }, md);
   box.append(live);
   scrollToEnd();
   state.controller = new AbortController();
-  let ok = false;
+  const result = { ok: false, refused: false, error: null };
+  let partial = false;
   try {
     const res = await fetch(path, {
       method: "POST",
@@ -253,6 +356,7 @@ export async function streamTurn(path, body, echo) {
       } catch {
         data = null;
       }
+      result.refused = true;
       throw new ApiError(res.status, data);
     }
     const reader = res.body.getReader();
@@ -265,44 +369,76 @@ export async function streamTurn(path, body, echo) {
       buffer = parseEvents(buffer, (event, data) => {
         if (event === "start") state.turn = data.turn;
         else if (event === "delta") {
+          const stick = state.stick;
           md.classList.remove("pending");
           md.innerHTML = data.html; // server-sanitized Markdown
-          scrollToEnd();
+          partial = data.chars > 0;
+          if (stick) scrollToEnd();
         } else if (event === "notice") notice(data.message);
         else if (event === "done") {
-          ok = true;
+          result.ok = true;
           showStats(data);
-          for (const w of data.warnings || []) notice(w, { kind: "warn" });
+          const warnings = data.warnings || [];
+          if (warnings.length) notice(warnings[warnings.length - 1], { kind: "warn" });
         } else if (event === "error") {
-          showError(new ApiError(data.status, data));
+          result.error = new ApiError(data.status, data);
         }
       });
     }
+    if (!result.ok && !result.error) {
+      result.error = new Error("the reply stream ended before the reply was complete");
+    }
   } catch (err) {
-    if (!(err && err.name === "AbortError")) showError(err);
+    if (err && err.name === "AbortError") result.error = new Error("the request was cancelled");
+    else result.error = err;
   } finally {
     state.turn = null;
     state.controller = null;
     setBusy(false);
-    try {
-      await reloadHistory();
-    } catch (err) {
-      showError(err);
-    }
   }
-  return ok;
+  md.setAttribute("aria-busy", "false");
+  if (result.refused) {
+    // Nothing was written: take the echo back and tell why (the composer restores the draft).
+    applyTail(start, state.views.slice(start));
+    redrawLast();
+    showError(result.error);
+    return result;
+  }
+  if (result.error) {
+    const err = result.error;
+    state.failure = { message: err.message || String(err), hint: err.hint || "" };
+  }
+  try {
+    await refreshFrom(start);
+  } catch (err) {
+    showError(err);
+  }
+  if (result.error && partial && unansweredQuestion()) {
+    // The stream dropped mid-reply: keep what arrived on screen, marked as interrupted.
+    live.classList.remove("streaming");
+    live.classList.add("interrupted", "partial");
+    live.removeAttribute("aria-live");
+    live.append(el("div", { className: "actions" }, el("span", { className: "meta", text: "interrupted — the reply was cut off" })));
+    const q = messages().querySelector(`[data-index="${unansweredQuestion().index}"]`);
+    if (q) q.after(live);
+    else messages().append(live);
+    followIfStuck();
+  }
+  return result;
 }
 
-function showStats(done) {
-  const s = done.stats || {};
-  const line = document.getElementById("last-stats");
-  if (!s.bytes) {
-    line.textContent = "";
-    return;
-  }
-  const kb = (s.bytes / 1024).toFixed(1);
-  const parts = [`last request ${kb} KB`, `${s.images || 0} images`, `~${s.estTokens || 0} tokens`];
-  if (s.prefixBytes) parts.push(`${Math.round((s.prefixRatio || 0) * 100)}% prefix reused`);
-  if (done.interrupted) parts.push("stopped");
-  line.textContent = parts.join(" · ");
+function redrawLast() {
+  const k = lastMessageIndex();
+  if (k < 0) return;
+  const node = messages().querySelector(`[data-index="${state.views[k].index}"]`);
+  if (node) node.replaceWith(nodeFor(state.views[k]));
 }
+
+Object.assign(hooks, {
+  providers: () => state.settings.providers,
+  failure: () => state.failure,
+  undo: undoAttach,
+  edit: startEdit,
+  retry,
+  regenerate,
+});

@@ -1,8 +1,10 @@
-// The sessions drawer: list, search (name matches marked, content matches badged), new, save,
-// load, rename, pin, two-step delete. Session names are set with textContent only.
+// The sessions drawer (a modal dialog): list, search (name matches marked, content matches
+// badged), new, Save (writes back into the loaded session), Save as new (a copy), load (the
+// server writes the live conversation back first), rename, pin, two-step delete.
+// Session names are set with textContent only.
 
-import { api, el, notice, showError } from "./api.js";
-import { isBusy, renderHistory } from "./conversation.js";
+import { api, el, notice, openModal, showError } from "./api.js";
+import { currentSession, isBusy, renderHistory, setSession } from "./conversation.js";
 
 let query = "";
 let timer = null;
@@ -32,12 +34,17 @@ function row(session, activeId) {
   const open = el(
     "button",
     { type: "button", className: "session-open", title: "Load this session", onclick: () => load(session.id) },
-    session.pinned ? el("span", { className: "pin-mark", text: "📌" }) : null,
+    session.pinned ? el("span", { className: "pin-mark", text: "Pinned" }) : null,
     markedName(session.name || "(unnamed)", query.trim()),
     session.contentMatch ? el("span", { className: "content-match", text: "matches content" }) : null,
     el("span", { className: "session-date muted", text: when(session.createdAt) }),
   );
-  const del = el("button", { type: "button", className: "session-delete", text: "Delete" });
+  const del = el("button", {
+    type: "button",
+    className: "session-delete",
+    text: "Delete",
+    "aria-label": `Delete session ${session.name || ""}`.trim(),
+  });
   del.addEventListener("click", () => {
     if (del.dataset.armed) {
       remove(session.id);
@@ -59,9 +66,16 @@ function row(session, activeId) {
       type: "button",
       className: "session-pin",
       text: session.pinned ? "Unpin" : "Pin",
+      "aria-pressed": String(Boolean(session.pinned)),
       onclick: () => patch(session.id, { pinned: !session.pinned }),
     }),
-    el("button", { type: "button", className: "session-rename", text: "Rename", onclick: () => startRename(li, session) }),
+    el("button", {
+      type: "button",
+      className: "session-rename",
+      text: "Rename",
+      "aria-label": `Rename session ${session.name || ""}`.trim(),
+      onclick: () => startRename(li, session),
+    }),
     del,
   );
   li.append(open, actions);
@@ -69,7 +83,7 @@ function row(session, activeId) {
 }
 
 function startRename(li, session) {
-  const input = el("input", { type: "text", className: "rename-input", maxlength: 80 });
+  const input = el("input", { type: "text", className: "rename-input", maxlength: 80, "aria-label": "New name" });
   input.value = session.name || "";
   const save = () => {
     const name = input.value.trim();
@@ -80,13 +94,19 @@ function startRename(li, session) {
     if (e.key === "Enter") {
       e.preventDefault();
       save();
-    } else if (e.key === "Escape") refresh();
+    } else if (e.key === "Escape") {
+      e.preventDefault(); // Esc leaves the rename, not the drawer
+      e.stopPropagation();
+      refresh();
+    }
   });
   li.replaceChildren(input, el("button", { type: "button", text: "Save", onclick: save }));
   input.focus();
 }
 
 function renderList(data) {
+  if ("current" in data) setSession(data.current);
+  document.getElementById("drawer-save").disabled = !currentSession();
   const list = document.getElementById("session-list");
   list.replaceChildren(...data.sessions.map((s) => row(s, data.activeSessionId)));
   const empty = document.getElementById("session-empty");
@@ -107,8 +127,11 @@ async function load(id) {
   if (isBusy()) return notice("wait for the reply to finish (or stop it) first", { kind: "warn" });
   try {
     const data = await api("POST", `/api/sessions/${encodeURIComponent(id)}/load`);
-    renderHistory(data.history);
-    renderList(await api("GET", `/api/sessions?${new URLSearchParams({ q: query })}`));
+    renderHistory(data.history, { archived: data.archived });
+    setSession(data.current);
+    if (data.savedBack) notice(`your conversation was saved as “${data.savedBack.name}”`);
+    document.getElementById("drawer").close();
+    document.getElementById("message").focus();
   } catch (err) {
     showError(err);
   }
@@ -136,18 +159,35 @@ export async function newSession() {
   if (isBusy()) return notice("wait for the reply to finish (or stop it) first", { kind: "warn" });
   try {
     const data = await api("POST", "/api/sessions/new");
-    renderHistory(data.history);
+    renderHistory(data.history, { archived: data.archived });
+    setSession(data.current);
+    document.getElementById("message").focus();
     if (data.session) notice(`saved as “${data.session.name}”`);
-    if (!document.getElementById("drawer").hidden) refresh();
+    if (document.getElementById("drawer").open) refresh();
   } catch (err) {
     showError(err);
   }
 }
 
+// Save: into the loaded session (no new copy); with none loaded, Save makes the first copy.
 async function saveCurrent() {
+  const current = currentSession();
+  if (!current) return saveAsNew();
+  try {
+    const data = await api("POST", `/api/sessions/${encodeURIComponent(current.id)}/update`, {});
+    if (!data.session) notice("nothing to save yet", { kind: "warn" });
+    else notice(`saved “${data.session.name}”`);
+    renderList(data);
+  } catch (err) {
+    showError(err);
+  }
+}
+
+async function saveAsNew() {
   try {
     const data = await api("POST", "/api/sessions", {});
     if (!data.session) notice("nothing to save yet", { kind: "warn" });
+    else notice(`saved as “${data.session.name}”`);
     renderList(data);
   } catch (err) {
     showError(err);
@@ -157,12 +197,15 @@ async function saveCurrent() {
 export function setupDrawer() {
   const drawer = document.getElementById("drawer");
   document.getElementById("open-drawer").addEventListener("click", () => {
-    drawer.hidden = !drawer.hidden;
-    if (!drawer.hidden) refresh();
+    openModal(drawer, document.getElementById("session-search"));
+    refresh();
   });
-  document.getElementById("close-drawer").addEventListener("click", () => (drawer.hidden = true));
+  document.getElementById("close-drawer").addEventListener("click", () => drawer.close());
+  // A click on the backdrop (outside the panel's box) closes the drawer.
+  drawer.addEventListener("click", (e) => e.target === drawer && drawer.close());
   document.getElementById("drawer-new").addEventListener("click", newSession);
   document.getElementById("drawer-save").addEventListener("click", saveCurrent);
+  document.getElementById("drawer-save-new").addEventListener("click", saveAsNew);
   document.getElementById("session-search").addEventListener("input", (e) => {
     query = e.target.value;
     clearTimeout(timer);

@@ -1,31 +1,48 @@
-// Boot: one call to /api/state (settings from get_all() and the live history), then wire up.
+// Boot: one call to /api/state (settings from get_all(), the live history, the loaded session,
+// the archive size), then wire up. The composer has the focus once the page is ready.
 
-import { api, el, showError, TOKEN } from "./api.js";
+import { el, showError, TOKEN, api } from "./api.js";
 import { setShortcut, setupComposer } from "./composer.js";
-import { renderHistory, setSettings } from "./conversation.js";
+import { renderHistory, setSession, setSettings, setupScrolling } from "./conversation.js";
 import { newSession, setupDrawer } from "./drawer.js";
-import { applyPanelOptions, setupSettings } from "./settings.js";
+import { applyPanelOptions, renderModelPicker, setupSettings } from "./settings.js";
+
+// The first load starts before anything else is wired up.
+const firstState = TOKEN ? api("GET", "/api/state") : null;
 
 function apply(settings) {
   setSettings(settings);
   setShortcut(settings.sendShortcut);
+  renderModelPicker(settings);
+}
+
+function setupTheme() {
+  const button = document.getElementById("theme-toggle");
+  window.chatkeepTheme.apply(window.chatkeepTheme.get());
+  button.addEventListener("click", () => window.chatkeepTheme.next());
 }
 
 async function boot() {
+  setupTheme();
+  setupScrolling();
   setupComposer();
   setupDrawer();
   setupSettings(apply);
   document.getElementById("new-session").addEventListener("click", newSession);
   if (!TOKEN) {
-    document.getElementById("conversation").replaceChildren(
+    document.getElementById("messages").replaceChildren(
       el("p", { className: "empty", text: "Open the panel with the full URL printed by `chatkeep serve` (it ends in ?token=…)." }),
     );
     return;
   }
   try {
-    const state = await api("GET", "/api/state");
+    const state = await firstState;
     applyPanelOptions(state.settings);
-    renderHistory(state.history);
+    renderHistory(state.history, { archived: state.archived });
+    document.getElementById("message").focus({ preventScroll: true });
+    performance.mark("chatkeep-rendered");
+    // The session's name is not part of the first load (SPEC §9): it follows right after.
+    setSession((await api("GET", "/api/sessions/current")).current);
     document.body.dataset.ready = "1";
   } catch (err) {
     showError(err);

@@ -1,6 +1,8 @@
-// Settings (provider cards, system prompt, panel options) and the request preview dialog.
+// Settings (provider cards, system prompt, panel options), the header's model picker and the
+// request preview dialog. Settings has one Save: changed provider cards first, then the rest;
+// an error is shown inside the dialog (above its backdrop) and nothing after it is sent.
 
-import { api, el, humanSize, notice, percent, showError } from "./api.js";
+import { ApiError, api, el, humanSize, notice, openModal, percent, showError } from "./api.js";
 
 const STYLES = ["chat", "responses", "anthropic"];
 let onApply = () => {};
@@ -46,37 +48,56 @@ function cardForm(name, card, isNew) {
       field("Temperature", temperature), field("Max tokens", maxTokens),
       el("label", { className: "check" }, stream, " stream")),
   );
-  const save = async () => {
+  form.dataset.dirty = isNew ? "1" : "";
+  form.addEventListener("input", () => (form.dataset.dirty = "1"));
+  form.collect = () => {
     const cardName = nameInput.value.trim();
     const body = { style: style.value, baseUrl: baseUrl.value.trim(), model: model.value.trim(), stream: stream.checked };
     if (keyEnv.value.trim()) body.apiKeyEnv = keyEnv.value.trim();
     if (key.value) body.apiKey = key.value;
     if (temperature.value !== "") body.temperature = Number(temperature.value);
     if (maxTokens.value !== "") body.maxTokens = Number(maxTokens.value);
-    try {
-      const settings = await api("PUT", `/api/providers/${encodeURIComponent(cardName)}`, body);
-      fill(settings);
-      notice(`provider “${cardName}” saved`);
-    } catch (err) {
-      showError(err);
-    }
+    if (card.prices) body.prices = card.prices;
+    return { name: cardName, body, isNew };
   };
   const remove = async () => {
+    if (isNew) {
+      form.remove();
+      return;
+    }
     try {
       fill(await api("DELETE", `/api/providers/${encodeURIComponent(name)}`));
+      settingsError(null);
     } catch (err) {
-      showError(err);
+      settingsError(err);
     }
   };
   form.append(
     el("div", { className: "actions" },
-      el("button", { type: "button", className: "p-save", text: "Save provider", onclick: save }),
-      isNew ? null : el("button", { type: "button", className: "p-delete", text: "Delete", onclick: remove })),
+      el("button", { type: "button", className: "p-delete", text: isNew ? "Discard" : "Delete", "aria-label": `${isNew ? "Discard new provider" : `Delete provider ${name}`}`, onclick: remove })),
   );
   return form;
 }
 
+function settingsError(err) {
+  const box = document.getElementById("settings-error");
+  if (!err) {
+    box.hidden = true;
+    box.replaceChildren();
+    return;
+  }
+  box.replaceChildren(
+    el("strong", { text: err.message || String(err) }),
+    err.hint ? el("span", { className: "hint", text: err.hint }) : null,
+  );
+  box.hidden = false;
+  box.scrollIntoView({ block: "nearest" });
+}
+
+let lastSettings = {};
+
 function fill(settings) {
+  lastSettings = settings;
   const cards = document.getElementById("provider-cards");
   const providers = settings.providers || {};
   cards.replaceChildren(...Object.entries(providers).map(([n, c]) => cardForm(n, c, false)));
@@ -96,18 +117,59 @@ function fill(settings) {
 }
 
 async function save() {
-  const body = {
-    activeProvider: document.getElementById("set-activeProvider").value,
-    activeModel: document.getElementById("set-activeModel").value.trim(),
-    systemPrompt: document.getElementById("set-systemPrompt").value,
-    replyLanguage: document.getElementById("set-replyLanguage").value.trim(),
-    fontSize: Number(document.getElementById("set-fontSize").value),
-    sendShortcut: document.getElementById("set-sendShortcut").value,
-    thoughtAutoCollapse: document.getElementById("set-thoughtAutoCollapse").checked,
-  };
+  const forms = [...document.querySelectorAll("#provider-cards .provider-card")].filter((f) => f.dataset.dirty);
+  let settings = lastSettings;
+  let activate = "";
   try {
-    fill(await api("PUT", "/api/settings", body));
+    for (const form of forms) {
+      const { name, body, isNew } = form.collect();
+      if (!name) throw new ApiError(400, { error: { message: "a new provider needs a name", hint: "fill in Name, or Discard the card" } });
+      const first = isNew && !document.getElementById("set-activeProvider").value && !activate;
+      if (first) activate = name;
+      settings = await api("PUT", `/api/providers/${encodeURIComponent(name)}${first ? "?activate=1" : ""}`, body);
+      form.dataset.dirty = "";
+    }
+    const chosen = document.getElementById("set-activeProvider").value || activate;
+    const body = {
+      activeProvider: chosen,
+      activeModel: document.getElementById("set-activeModel").value.trim(),
+      systemPrompt: document.getElementById("set-systemPrompt").value,
+      replyLanguage: document.getElementById("set-replyLanguage").value.trim(),
+      fontSize: Number(document.getElementById("set-fontSize").value),
+      sendShortcut: document.getElementById("set-sendShortcut").value,
+      thoughtAutoCollapse: document.getElementById("set-thoughtAutoCollapse").checked,
+    };
+    settings = await api("PUT", "/api/settings", body);
+    fill(settings);
+    settingsError(null);
     notice("settings saved");
+  } catch (err) {
+    if (settings !== lastSettings) fill(settings); // the cards saved before the error stay saved
+    settingsError(err);
+  }
+}
+
+// The header's model picker: one entry per provider card (its model, or the override).
+export function renderModelPicker(settings) {
+  const picker = document.getElementById("model-picker");
+  const cards = settings.providers || {};
+  const names = Object.keys(cards);
+  const options = names.map((n) => {
+    const model = n === settings.activeProvider && settings.activeModel ? settings.activeModel : cards[n].model;
+    return el("option", { value: n, text: [n, model].filter(Boolean).join(" · ") });
+  });
+  if (!names.length) options.push(el("option", { value: "", text: "No model — add one in Settings" }));
+  else if (!cards[settings.activeProvider]) options.unshift(el("option", { value: "", text: "(environment)" }));
+  picker.replaceChildren(...options);
+  picker.value = cards[settings.activeProvider] ? settings.activeProvider : "";
+  picker.disabled = !names.length;
+}
+
+async function pickModel(e) {
+  try {
+    const settings = await api("PUT", "/api/settings", { activeProvider: e.target.value, activeModel: "" });
+    applyPanelOptions(settings);
+    notice(`next replies from ${e.target.selectedOptions[0]?.textContent || "the environment"}`);
   } catch (err) {
     showError(err);
   }
@@ -120,7 +182,7 @@ function statRow(label, ours, naive, fmt = (x) => String(x)) {
 function renderPreview(p) {
   const body = document.getElementById("preview-body");
   const who = p.provider
-    ? `${p.provider.name} · ${p.provider.style} · ${p.provider.model}`
+    ? [p.provider.name, p.provider.style, p.provider.model].filter(Boolean).join(" · ")
     : `no usable provider (${p.problem ? p.problem.message : "unknown"}); shown in the ${p.style} format`;
   const r = p.request;
   const n = p.naive;
@@ -141,9 +203,9 @@ function renderPreview(p) {
     "ol",
     { className: "preview-messages" },
     p.messages.map((m) =>
-      el("li", {}, el("strong", { text: m.role }), ` ${m.chars.toLocaleString()} chars`,
+      el("li", {}, el("strong", { text: m.role || "message" }), ` ${(m.chars || 0).toLocaleString()} chars`,
         m.images ? `, ${m.images} image${m.images === 1 ? "" : "s"}` : "",
-        el("div", { className: "snippet", text: m.text })),
+        typeof m.text === "string" && m.text ? el("div", { className: "snippet", text: m.text }) : null),
     ),
   );
   body.replaceChildren(
@@ -160,24 +222,30 @@ function renderPreview(p) {
 export function setupSettings(apply) {
   onApply = apply;
   const dialog = document.getElementById("settings-dialog");
-  document.getElementById("open-settings").addEventListener("click", async () => {
+  document.getElementById("open-settings").addEventListener("click", async (e) => {
+    const opener = e.currentTarget;
     try {
       fill(await api("GET", "/api/settings"));
-      dialog.showModal();
+      settingsError(null);
+      openModal(dialog, null, opener);
     } catch (err) {
       showError(err);
     }
   });
+  document.getElementById("model-picker").addEventListener("change", pickModel);
   document.getElementById("settings-save").addEventListener("click", save);
   document.getElementById("add-provider").addEventListener("click", () => {
-    document.getElementById("provider-cards").append(cardForm("", { style: "chat", stream: true }, true));
+    const form = cardForm("", { style: "chat", stream: true }, true);
+    document.getElementById("provider-cards").append(form);
+    form.querySelector(".p-name").focus();
   });
   const preview = document.getElementById("preview-dialog");
-  document.getElementById("open-preview").addEventListener("click", async () => {
+  document.getElementById("open-preview").addEventListener("click", async (e) => {
+    const opener = e.currentTarget;
     const draft = document.getElementById("message").value;
     try {
       renderPreview(await api("GET", `/api/preview?${new URLSearchParams({ draft })}`));
-      preview.showModal();
+      openModal(preview, null, opener); // focus on the heading: the dialog opens at its top
     } catch (err) {
       showError(err);
     }

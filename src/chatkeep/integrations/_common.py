@@ -1,0 +1,108 @@
+"""What both integrations share: a framework conversation as a saved chatkeep session, and
+chatkeep's request rules applied to a framework's model input.
+
+A framework message is stored as one chatkeep entry: ``role`` and ``content`` for the drawer
+(search, the panel, ``sessions show``), plus the framework's own object, verbatim, under one
+key (``agentsItem`` / ``langchainMessage``), which is what the framework gets back. Image data
+URLs inside both are the same string, so the store keeps their bytes once (content-addressed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import chatkeep
+
+Entry = dict[str, Any]
+SESSION_ID_MAX = 192
+
+
+def check_session_id(session_id: Any) -> str:
+    if not isinstance(session_id, str) or not session_id or len(session_id) > SESSION_ID_MAX:
+        raise chatkeep.InvalidValue(
+            f"a session id must be a non-empty string of at most {SESSION_ID_MAX} characters",
+            hint="pass a short stable id such as 'user-42' or a uuid hex",
+        )
+    return session_id
+
+
+class SavedConversation:
+    """One saved session of a store, read and written whole under the session lock."""
+
+    def __init__(self, store: Any, session_id: str) -> None:
+        self.store = store
+        self.session_id = check_session_id(session_id)
+
+    def entries(self) -> list[Entry]:
+        found = self.store.sessions.get(self.session_id)
+        return list(found["history"]) if found else []
+
+    def extend(self, new: list[Entry]) -> None:
+        if not new:
+            return
+        row = {"id": self.session_id, "name": ""}
+        if self.store.sessions.add_many([(row, new)]):
+            return
+        self.store.sessions.modify(self.session_id, lambda body: [*body, *new])
+
+    def pop(self) -> Entry | None:
+        popped: list[Entry] = []
+
+        def fn(body: list[Entry]) -> list[Entry] | None:
+            if not body:
+                return None
+            popped.append(body[-1])
+            return body[:-1]
+
+        self.store.sessions.modify(self.session_id, fn)
+        return popped[0] if popped else None
+
+    def clear(self) -> None:
+        self.store.sessions.delete(self.session_id)
+
+
+def image_part(url: Any) -> dict[str, Any]:
+    """The drawer's part for an image URL: the image when the store keeps its type (the
+    framework's own object keeps it verbatim either way), else a text label."""
+    if isinstance(url, str) and url.startswith("data:image/"):
+        part = {"type": "image_url", "image_url": {"url": url}}
+        try:
+            chatkeep.validate_entry({"role": "user", "content": [part]})
+            return part
+        except chatkeep.InvalidEntry:
+            return {"type": "text", "text": f"[image {url[5 : url.find(';')]}]"}
+    return {"type": "text", "text": f"[image {url}]"}
+
+
+def has_images(entry: Entry) -> bool:
+    content = entry.get("content")
+    return isinstance(content, list) and any(chatkeep.is_image_part(p) for p in content)
+
+
+def apply_request_rules(entries: list[Entry | None]) -> list[Any]:
+    """chatkeep's request rules over a framework's input, given as entries (``None`` for items
+    that are not messages). Images in turns the model has answered since are marked seen and
+    become labels; cold attachments become stubs. Returns, per position, the new ``content``
+    when the rules changed it, else ``None``."""
+    positions = [i for i, e in enumerate(entries) if e is not None]
+    history: list[Entry] = [e for e in entries if e is not None]
+    last_answer = max((k for k, e in enumerate(history) if e["role"] == "assistant"), default=-1)
+    history = [
+        {**e, "imagesSeen": True} if k < last_answer and has_images(e) else e
+        for k, e in enumerate(history)
+    ]
+    steps: tuple[Callable[[list[Entry]], list[Entry]], ...] = (
+        chatkeep.age_stale_attachments,
+        chatkeep.prepare_history_for_model,
+    )
+    ruled = history
+    for step in steps:
+        ruled = step(ruled)
+    out: list[Any] = [None] * len(entries)
+    for k, i in enumerate(positions):
+        before = entries[i]
+        assert before is not None
+        if ruled[k].get("content") != before.get("content"):
+            out[i] = ruled[k]["content"]
+    return out

@@ -1,0 +1,193 @@
+"""``import_file``: detect a file's format, read it, save what it holds (SPEC §14).
+
+- ``chatkeep`` whole-profile exports and ``browsa`` dumps go to the profile importer
+  (``Profile.import_data``: the profile replaced, one transaction, ``replace`` needed when the
+  profile is not empty).
+- A one-session chatkeep export (``format: "chatkeep-session"``) and chatkeep's Markdown
+  export become saved sessions with their own ids.
+- Every foreign format becomes one saved session per conversation through
+  ``store.sessions.add_many``: one write transaction for the whole file, so a file that turns
+  out to be bad half-way imports nothing; the live history is never touched; ids are derived
+  from the source's ids (or content), so importing the same file again adds nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidEntry, InvalidValue
+from . import chatgpt, claude, librechat, llmdb, markdown, openwebui, simple
+from .model import Conversation
+from .source import Input, Progress, bad_file
+
+if TYPE_CHECKING:
+    from ..storage.profile import Profile
+
+SESSION_FORMAT = "chatkeep-session"
+SESSION_VERSION = 1
+SOURCES = (
+    "auto",
+    "chatkeep",
+    "browsa",
+    "chatgpt",
+    "claude",
+    "openwebui",
+    "librechat",
+    "llm",
+    "sharegpt",
+    "jsonl",
+)
+
+Reader = Callable[[Input], Iterator[Conversation]]
+READERS: dict[str, Reader] = {
+    "chatgpt": chatgpt.read,
+    "claude": claude.read,
+    "openwebui": openwebui.read,
+    "librechat": librechat.read,
+    "llm": llmdb.read,
+    "sharegpt": simple.read_sharegpt,
+    "jsonl": simple.read_jsonl,
+    "markdown": markdown.read,
+}
+
+
+def _detect_item(item: Any) -> str | None:
+    for name, test in (
+        ("chatgpt", chatgpt.looks_like),
+        ("claude", claude.looks_like),
+        ("openwebui", openwebui.looks_like),
+        ("librechat", librechat.looks_like),
+        ("sharegpt", simple.sharegpt_looks_like),
+    ):
+        if test(item):
+            return name
+    return None
+
+
+def detect(inp: Input) -> str:
+    """The format of an import file (``markdown`` for chatkeep's Markdown export)."""
+    if inp.is_sqlite:
+        return "llm"
+    if inp.is_zip or inp.is_dir:
+        members = chatgpt.json_members(inp)
+        if not members:
+            raise bad_file(inp.path, "no conversations.json in this archive or folder")
+        first = inp.first_item(members[0])
+        if first is None or chatgpt.looks_like(first):
+            return "chatgpt"
+        if claude.looks_like(first):
+            return "claude"
+        raise bad_file(inp.path, f"{members[0]} holds conversations of an unknown format")
+    if markdown.looks_like(inp.head):
+        return "markdown"
+    first_char = inp.first_char()
+    if first_char == "[":
+        item = inp.first_item()
+        if item is None:
+            raise bad_file(inp.path, "the file is an empty list", "there is nothing to import")
+        found = _detect_item(item)
+        if found:
+            return found
+        raise bad_file(inp.path, "the first element is not a conversation of a known format")
+    if first_char != "{":
+        raise bad_file(inp.path, "not JSON, JSON Lines, a zip, a SQLite file or chatkeep Markdown")
+    line = inp.first_line()
+    if isinstance(line, dict):
+        if line.get("format") in ("chatkeep-export", SESSION_FORMAT):
+            return "chatkeep"
+        if simple.jsonl_looks_like(line):
+            return "jsonl"
+        if simple.sharegpt_looks_like(line) and inp.has_second_line():
+            return "jsonl"
+    doc = inp.load()
+    if isinstance(doc, dict) and doc.get("format") in ("chatkeep-export", SESSION_FORMAT):
+        return "chatkeep"
+    return _detect_item(doc) or "browsa"
+
+
+def _session_doc(doc: dict[str, Any]) -> Conversation:
+    if doc.get("version") != SESSION_VERSION:
+        raise InvalidValue(f"unsupported chatkeep session export version {doc.get('version')!r}")
+    s = doc.get("session")
+    if not isinstance(s, dict) or not isinstance(s.get("history"), list):
+        raise InvalidValue(
+            "a chatkeep session export needs a `session` object with a `history` list",
+            hint="export it again with `chatkeep export --session ID`",
+        )
+    created = s.get("createdAt")
+    return Conversation(
+        source="chatkeep",
+        source_id=None,
+        title=str(s.get("name") or ""),
+        created_ms=created if isinstance(created, int) and not isinstance(created, bool) else None,
+        entries=s["history"],
+        fixed_id=s.get("id") if isinstance(s.get("id"), str) and s.get("id") else None,
+        pinned=bool(s.get("pinned")),
+    )
+
+
+def save_conversations(
+    profile: Profile, convs: Iterator[Conversation], source: str
+) -> dict[str, Any]:
+    """Add each conversation as a saved session (one transaction); the import report."""
+    seen = 0
+    current: list[Conversation] = []
+
+    def rows() -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
+        nonlocal seen
+        for conv in convs:
+            seen += 1
+            current[:] = [conv]
+            yield conv.row(), conv.entries
+
+    try:
+        added = profile.sessions.add_many(rows())
+    except InvalidEntry as exc:
+        conv = current[0] if current else None
+        name = f" {conv.title!r}" if conv and conv.title else ""
+        raise InvalidEntry(
+            f"conversation {seen}{name} has an invalid entry: {exc.message}; nothing was imported",
+            field=exc.field,
+            hint=exc.hint,
+        ) from None
+    return {
+        "source": source,
+        "conversations": seen,
+        "added": len(added),
+        "skipped": seen - len(added),
+        "sessions": [r["id"] for r in added],
+    }
+
+
+def import_file(
+    profile: Profile,
+    path: str,
+    *,
+    source: str = "auto",
+    replace: bool = False,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Import ``path`` into ``profile``; returns a report (``source``, and ``conversations``/
+    ``added``/``skipped``/``sessions`` for session imports, the profile importer's counts for
+    a whole-profile import). Raises ``InvalidValue``/``InvalidEntry`` with nothing imported."""
+    if source not in SOURCES:
+        raise InvalidValue(
+            f"unknown import format {source!r}", hint=f"use one of {', '.join(SOURCES)}"
+        )
+    inp = Input(path, progress)
+    try:
+        fmt = detect(inp) if source == "auto" else source
+        if fmt == "chatkeep" and markdown.looks_like(inp.head):
+            fmt = "markdown"
+        if fmt == "markdown":
+            return save_conversations(profile, markdown.read(inp), "chatkeep")
+        if fmt in ("chatkeep", "browsa"):
+            doc = inp.load()
+            if fmt == "chatkeep" and isinstance(doc, dict) and doc.get("format") == SESSION_FORMAT:
+                return save_conversations(profile, iter([_session_doc(doc)]), "chatkeep")
+            report = profile.import_data(doc, source=fmt, replace=replace)
+            return {**report, "whole": True}
+        return save_conversations(profile, READERS[fmt](inp), fmt)
+    finally:
+        inp.close()

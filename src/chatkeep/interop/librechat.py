@@ -1,0 +1,109 @@
+"""LibreChat's conversation export (a conversation's ⋯ → Export → JSON).
+
+``{conversationId, title, createdAt?, messages: [...]}`` with a flat list of messages
+(``{messageId, parentMessageId, text, sender, isCreatedByUser, createdAt, model?}``), or with
+``recursive`` on, ``messagesTree``/``messages`` of nested messages carrying ``children``. The
+branch that is shown is kept: for a flat list, the last message walked back through
+``parentMessageId``; for a tree, the last child at every level. A JSON array of such objects
+is read as several conversations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from .model import Conversation, as_list, text_entry, to_ms
+from .source import Input, not_this
+
+
+def _nested(roots: list[Any]) -> list[dict[str, Any]]:
+    path = []
+    level = roots
+    while level:
+        node = level[-1]
+        if not isinstance(node, dict):
+            break
+        path.append(node)
+        children = node.get("children")
+        level = children if isinstance(children, list) else []
+    return path
+
+
+def _flat(msgs: list[Any]) -> list[dict[str, Any]]:
+    rows = [m for m in msgs if isinstance(m, dict)]
+    if not rows:
+        return []
+    by_id = {m.get("messageId"): m for m in rows if m.get("messageId")}
+    path = []
+    seen: set[Any] = set()
+    node: Any = rows[-1]
+    while isinstance(node, dict) and node.get("messageId") not in seen:
+        seen.add(node.get("messageId"))
+        path.append(node)
+        node = by_id.get(node.get("parentMessageId"))
+    path.reverse()
+    return path
+
+
+def _branch(item: dict[str, Any]) -> list[dict[str, Any]]:
+    msgs = as_list(item.get("messagesTree")) or as_list(item.get("messages"))
+    if any(isinstance(m, dict) and isinstance(m.get("children"), list) for m in msgs):
+        return _nested(msgs)
+    return _flat(msgs)
+
+
+def _text(msg: dict[str, Any]) -> str:
+    if isinstance(msg.get("text"), str) and msg["text"]:
+        return msg["text"]
+    content = msg.get("content")
+    if isinstance(content, list):
+        return "\n".join(
+            p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
+        )
+    return ""
+
+
+def conversation(item: Any) -> Conversation | None:
+    if not looks_like(item):
+        return None
+    entries = []
+    for msg in _branch(item):
+        user = msg.get("isCreatedByUser")
+        if user is None:
+            user = str(msg.get("sender", "")).lower() in ("user", "human")
+        text = _text(msg)
+        if not text.strip():
+            continue
+        extra: dict[str, Any] = {}
+        model = msg.get("model")
+        if not user and isinstance(model, str) and model:
+            extra["provider"] = {"name": str(msg.get("endpoint") or "librechat"), "model": model}
+        entries.append(text_entry("user" if user else "assistant", text, **extra))
+    first = _branch(item)[:1]
+    when = item.get("createdAt") or (first[0].get("createdAt") if first else None)
+    return Conversation(
+        source="librechat",
+        source_id=str(item["conversationId"]),
+        title=str(item.get("title") or ""),
+        created_ms=to_ms(when),
+        entries=entries,
+    )
+
+
+def read(inp: Input) -> Iterator[Conversation]:
+    docs = inp.items() if inp.first_char() == "[" else iter([inp.load()])
+    for k, item in enumerate(docs):
+        conv = conversation(item)
+        if conv is None:
+            raise not_this(inp, None, k, "LibreChat")
+        if conv.entries:
+            yield conv
+
+
+def looks_like(item: Any) -> bool:
+    return (
+        isinstance(item, dict)
+        and bool(item.get("conversationId"))
+        and isinstance(item.get("messagesTree", item.get("messages")), list)
+    )

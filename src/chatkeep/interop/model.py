@@ -1,0 +1,171 @@
+"""The common shape every reader produces: one foreign conversation, ready to be saved.
+
+A :class:`Conversation` is a title, an original time (epoch ms) and a list of chatkeep entries
+(§3.2). Its saved-session id is derived from where it came from — the source format and the
+source's own conversation id, or, when the source has none, the digest of its entries — so
+importing the same file twice finds the same ids and adds nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import dataurl
+from ..constants import AUTO_NAME_MAX
+from ..digest import digest_json, hex_of
+from ..entries import first_text, is_attachment, validate_entry
+from ..errors import InvalidEntry
+
+Entry = dict[str, Any]
+
+
+@dataclass
+class Conversation:
+    source: str
+    source_id: str | None
+    title: str
+    created_ms: int | None
+    entries: list[Entry] = field(default_factory=list)
+    fixed_id: str | None = None  # chatkeep's own exports keep their session id
+    pinned: bool = False
+
+    def session_id(self) -> str:
+        if self.fixed_id:
+            return self.fixed_id
+        key: Any = self.source_id if self.source_id else digest_json(self.entries)
+        return hex_of(digest_json({"source": self.source, "id": key}))[:32]
+
+    def name(self) -> str:
+        """The title, else the first words the user wrote (the drawer's auto-name rule, which
+        sees only plain-string entries, would fall back to today's date for image turns)."""
+        title = " ".join(self.title.split())
+        if title:
+            return title
+        for e in self.entries:
+            if e.get("role") == "user" and not is_attachment(e):
+                text = " ".join(first_text(e).split())
+                if text:
+                    return text[:AUTO_NAME_MAX] + ("…" if len(text) > AUTO_NAME_MAX else "")
+        return ""
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "id": self.session_id(),
+            "name": self.name(),
+            "createdAt": self.created_ms,
+            "pinned": self.pinned,
+        }
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def to_ms(value: Any) -> int | None:
+    """Epoch seconds (int/float, or a numeric string), epoch ms, or an ISO-8601 string → ms."""
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            value = float(text)
+        except ValueError:
+            try:
+                when = _dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+            except ValueError:
+                return None
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=_dt.UTC)
+            return int(when.timestamp() * 1000)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    if value <= 0:
+        return None
+    # below 1e11 the number is seconds (1e11 s is the year 5138; 1e11 ms is 1973)
+    return int(value * 1000) if value < 1e11 else int(value)
+
+
+def text_entry(role: str, text: str, **extra: Any) -> Entry:
+    return {"role": role, "content": text, **extra}
+
+
+def parts_entry(role: str, texts: list[str], images: list[str], **extra: Any) -> Entry:
+    """An entry from its text pieces and image data URLs: plain text when there are no
+    images, else a text part (when any text) followed by the image parts."""
+    kept = [u for u in images if storable_image(u)]
+    texts = [
+        *texts,
+        *(
+            f"[image not kept: {dataurl.mime_of(u) or 'unknown type'}]"
+            for u in images
+            if u not in kept
+        ),
+    ]
+    images = kept
+    text = "\n".join(t for t in texts if t)
+    if not images:
+        return {"role": role, "content": text, **extra}
+    parts: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    parts.extend({"type": "image_url", "image_url": {"url": u}} for u in images)
+    return {"role": role, "content": parts, **extra}
+
+
+def storable_image(url: str) -> bool:
+    """Whether the store accepts this image (the entry validator decides, so every type it
+    learns to keep is kept here too); one the store refuses is named in the text instead of
+    failing the whole import."""
+    try:
+        validate_entry(
+            {"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}]}
+        )
+    except InvalidEntry:
+        return False
+    return True
+
+
+def image_url_of(raw: bytes, name: str = "") -> str | None:
+    """A data URL for image bytes (type sniffed from the bytes, else from the file name)."""
+    mime = sniff_image(raw) or _mime_from_name(name)
+    return dataurl.encode(raw, mime) if mime else None
+
+
+_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", "image/png"),
+    (b"\xff\xd8\xff", "image/jpeg"),
+    (b"GIF87a", "image/gif"),
+    (b"GIF89a", "image/gif"),
+    (b"BM", "image/bmp"),
+)
+
+
+def sniff_image(raw: bytes) -> str | None:
+    for magic, mime in _MAGIC:
+        if raw.startswith(magic):
+            return mime
+    if raw[:4] == b"RIFF" and raw[8:12] == b"WEBP":
+        return "image/webp"
+    return None
+
+
+def _mime_from_name(name: str) -> str | None:
+    import mimetypes
+
+    mime, _ = mimetypes.guess_type(name)
+    return mime if mime and mime.startswith("image/") else None
+
+
+def clean_role(role: Any) -> str | None:
+    """chatkeep's role for a foreign one (``None``: not a conversation turn)."""
+    if not isinstance(role, str):
+        return None
+    role = role.lower()
+    if role in ("user", "human"):
+        return "user"
+    if role in ("assistant", "gpt", "bot", "model", "chatgpt", "ai"):
+        return "assistant"
+    return None

@@ -1,0 +1,104 @@
+"""Open WebUI's chat export (Settings → Chats → Export, or a chat's ⋯ → Download → JSON).
+
+A JSON array of ``{id, title, created_at, chat: {title, timestamp, history: {currentId,
+messages: {id: {id, parentId, childrenIds, role, content, timestamp, files?, images?}}},
+messages: [...]}}`` (one chat may also be the whole document). The active branch — from
+``history.currentId`` back to the root through ``parentId`` — is kept; regenerated answers and
+edited questions on other branches are left out. Image files (``files: [{type: "image", url}]``
+or ``images: [url]``) given as data URLs become image parts; other URLs are named in the text.
+Without a ``history`` tree the flat ``chat.messages`` list is taken in order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from .. import dataurl
+from .model import Conversation, as_dict, clean_role, parts_entry, to_ms
+from .source import Input, not_this
+
+
+def _branch(chat: dict[str, Any]) -> list[dict[str, Any]]:
+    history = chat.get("history")
+    if isinstance(history, dict) and isinstance(history.get("messages"), dict):
+        msgs = history["messages"]
+        node_id = history.get("currentId")
+        if node_id not in msgs and msgs:
+            node_id = list(msgs)[-1]
+        path = []
+        seen: set[Any] = set()
+        while isinstance(node_id, str) and node_id in msgs and node_id not in seen:
+            seen.add(node_id)
+            node = msgs[node_id]
+            if not isinstance(node, dict):
+                break
+            path.append(node)
+            node_id = node.get("parentId")
+        path.reverse()
+        return path
+    flat = chat.get("messages")
+    return [m for m in flat if isinstance(m, dict)] if isinstance(flat, list) else []
+
+
+def _images(msg: dict[str, Any]) -> tuple[list[str], list[str]]:
+    urls: list[str] = []
+    notes: list[str] = []
+    candidates: list[Any] = []
+    for f in msg.get("files") or []:
+        if isinstance(f, dict) and (f.get("type") == "image" or "image" in str(f.get("type"))):
+            candidates.append(f.get("url"))
+    candidates.extend(msg.get("images") or [])
+    for url in candidates:
+        if dataurl.is_image_data_url(url):
+            urls.append(url)
+        elif isinstance(url, str) and url:
+            notes.append(f"[image not in the export: {url}]")
+    return urls, notes
+
+
+def conversation(item: Any) -> Conversation | None:
+    if not looks_like(item):
+        return None
+    chat = as_dict(item.get("chat")) or item
+    entries = []
+    for msg in _branch(chat):
+        role = clean_role(msg.get("role"))
+        if role is None:
+            continue
+        content = msg.get("content")
+        text = content if isinstance(content, str) else ""
+        urls, notes = _images(msg)
+        if not text.strip() and not urls and not notes:
+            continue
+        extra: dict[str, Any] = {}
+        model = msg.get("model")
+        if role == "assistant" and isinstance(model, str) and model:
+            extra["provider"] = {"name": "openwebui", "model": model}
+        entries.append(parts_entry(role, [text, *notes], urls, **extra))
+    cid = item.get("id") or chat.get("id")
+    return Conversation(
+        source="openwebui",
+        source_id=str(cid) if cid else None,
+        title=str(item.get("title") or chat.get("title") or ""),
+        created_ms=to_ms(item.get("created_at") or chat.get("timestamp")),
+        entries=entries,
+    )
+
+
+def read(inp: Input) -> Iterator[Conversation]:
+    docs = inp.items() if inp.first_char() == "[" else iter([inp.load()])
+    for k, item in enumerate(docs):
+        conv = conversation(item)
+        if conv is None:
+            raise not_this(inp, None, k, "Open WebUI")
+        if conv.entries:
+            yield conv
+
+
+def looks_like(item: Any) -> bool:
+    if not isinstance(item, dict):
+        return False
+    chat = as_dict(item.get("chat")) or item
+    history = chat.get("history")
+    return isinstance(history, dict) and isinstance(history.get("messages"), dict)

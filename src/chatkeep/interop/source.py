@@ -1,0 +1,224 @@
+"""Reading an import file: what kind of file it is, streaming its JSON, counting progress.
+
+An :class:`Input` is one path — a JSON or JSON Lines file, a zip archive, a directory of an
+unpacked export, a SQLite database or a Markdown file. JSON arrays are streamed item by item
+(``ijson``), so a 1 GB export is read with the memory of its largest conversation; bytes read
+are reported to the ``progress`` callback as ``(done, total)``.
+
+Every failure to read or parse is raised as :class:`chatkeep.errors.InvalidValue` with a hint;
+nothing here writes anything.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import zipfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import IO, Any
+
+from ..errors import ChatkeepError, InvalidValue
+
+Progress = Callable[[int, int], None]
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+ZIP_MAGIC = b"PK\x03\x04"
+
+
+class _Counting(io.RawIOBase):
+    """A read-only stream that reports how many bytes went through it."""
+
+    def __init__(self, raw: IO[bytes], tick: Callable[[int], None]) -> None:
+        self._raw = raw
+        self._tick = tick
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: Any) -> int:
+        data = self._raw.read(len(b))
+        n = len(data)
+        b[:n] = data
+        if n:
+            self._tick(n)
+        return n
+
+
+def bad_file(path: str, why: str, hint: str | None = None) -> InvalidValue:
+    return InvalidValue(
+        f"cannot read {os.path.basename(path) or path}: {why}; nothing was imported",
+        hint=hint
+        or "pass an export file named in docs/import-export.md, or name its format with --from",
+    )
+
+
+def not_this(inp: Input, member: str | None, k: int, label: str) -> InvalidValue:
+    where = f"{member}: " if member else ""
+    return bad_file(
+        inp.path,
+        f"{where}element {k} is not a {label} conversation",
+        "check the file, or let --from auto detect its format",
+    )
+
+
+class Input:
+    """One import path and the members (JSON documents) it is made of."""
+
+    def __init__(self, path: str, progress: Progress | None = None) -> None:
+        self.path = path
+        self._progress = progress
+        self._done = 0
+        self._zip: zipfile.ZipFile | None = None
+        if not os.path.exists(path):
+            raise bad_file(path, "no such file", "check the path")
+        self.is_dir = os.path.isdir(path)
+        self.head = b""
+        if not self.is_dir:
+            try:
+                with open(path, "rb") as fh:
+                    self.head = fh.read(4096)
+            except OSError as exc:
+                raise bad_file(
+                    path, exc.strerror or str(exc), "check the file's permissions"
+                ) from None
+        self.is_sqlite = self.head.startswith(SQLITE_MAGIC)
+        self.is_zip = self.head.startswith(ZIP_MAGIC)
+        if self.is_zip:
+            try:
+                self._zip = zipfile.ZipFile(path)
+            except (zipfile.BadZipFile, OSError) as exc:
+                raise bad_file(path, f"not a readable zip archive ({exc})") from None
+        self.total = self._total()
+
+    def close(self) -> None:
+        if self._zip is not None:
+            self._zip.close()
+
+    # -- members ----------------------------------------------------------------------------
+    def names(self) -> list[str]:
+        """Member names: zip entries, files of a directory (relative), or the file itself."""
+        if self._zip is not None:
+            return [n for n in self._zip.namelist() if not n.endswith("/")]
+        if self.is_dir:
+            out = []
+            for root, _dirs, files in os.walk(self.path):
+                for f in files:
+                    out.append(os.path.relpath(os.path.join(root, f), self.path))
+            return sorted(out)
+        return [os.path.basename(self.path)]
+
+    def _size(self, name: str) -> int:
+        if self._zip is not None:
+            return self._zip.getinfo(name).file_size
+        if self.is_dir:
+            return os.path.getsize(os.path.join(self.path, name))
+        return os.path.getsize(self.path)
+
+    def _total(self) -> int:
+        try:
+            if self._zip is not None or self.is_dir:
+                return sum(self._size(n) for n in self.names() if n.lower().endswith(".json"))
+            return os.path.getsize(self.path)
+        except OSError:
+            return 0
+
+    def _tick(self, n: int) -> None:
+        self._done += n
+        if self._progress is not None:
+            self._progress(min(self._done, self.total), self.total)
+
+    @contextmanager
+    def open(self, name: str | None = None, *, count: bool = True) -> Iterator[IO[bytes]]:
+        """A binary stream of one member (``None``: the file itself)."""
+        try:
+            if self._zip is not None and name is not None:
+                raw: IO[bytes] = self._zip.open(name)
+            elif self.is_dir and name is not None:
+                raw = open(os.path.join(self.path, name), "rb")  # noqa: SIM115
+            else:
+                raw = open(self.path, "rb")  # noqa: SIM115
+        except (OSError, KeyError, zipfile.BadZipFile) as exc:
+            raise bad_file(self.path, f"cannot open {name or 'the file'} ({exc})") from None
+        try:
+            if count:
+                yield io.BufferedReader(_Counting(raw, self._tick), 1 << 16)
+            else:
+                yield raw
+        finally:
+            raw.close()
+
+    def read_bytes(self, name: str) -> bytes:
+        with self.open(name, count=False) as fh:
+            return fh.read()
+
+    # -- JSON -------------------------------------------------------------------------------
+    def first_char(self, name: str | None = None) -> str:
+        """The first non-blank character of a member (``""`` when empty)."""
+        with self.open(name, count=False) as fh:
+            chunk = fh.read(4096).lstrip(b"\xef\xbb\xbf \t\r\n")
+        return chr(chunk[0]) if chunk else ""
+
+    def first_item(self, name: str | None = None) -> Any:
+        """The first element of a JSON array member (``None`` for an empty array)."""
+        for item in self.items(name, count=False):
+            return item
+        return None
+
+    def items(self, name: str | None = None, *, count: bool = True) -> Iterator[Any]:
+        """The elements of a JSON array member, one at a time."""
+        import ijson  # lazy: only imports stream JSON
+
+        with self.open(name, count=count) as fh:
+            try:
+                yield from ijson.items(fh, "item", use_float=True)
+            except ChatkeepError:
+                raise
+            except (ijson.JSONError, UnicodeDecodeError, ValueError) as exc:
+                raise bad_file(
+                    self.path, f"{name or 'the file'} is not valid JSON ({exc})"
+                ) from None
+
+    def load(self, name: str | None = None) -> Any:
+        """A whole JSON member (used for single-object documents)."""
+        with self.open(name) as fh:
+            try:
+                return json.load(fh)
+            except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+                raise bad_file(
+                    self.path, f"{name or 'the file'} is not valid JSON ({exc})"
+                ) from None
+
+    def lines(self) -> Iterator[tuple[int, Any]]:
+        """``(line number, parsed JSON)`` of each non-blank line (JSON Lines)."""
+        with self.open() as fh:
+            for no, raw in enumerate(fh, 1):
+                text = raw.strip()
+                if not text:
+                    continue
+                try:
+                    yield no, json.loads(text)
+                except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+                    raise bad_file(self.path, f"line {no} is not valid JSON ({exc})") from None
+
+    def first_line(self) -> Any:
+        """The first non-blank line parsed as JSON, or ``None`` when it does not parse."""
+        with self.open(count=False) as fh:
+            for raw in fh:
+                if raw.strip():
+                    try:
+                        return json.loads(raw)
+                    except (UnicodeDecodeError, ValueError, RecursionError):
+                        return None
+        return None
+
+    def has_second_line(self) -> bool:
+        with self.open(count=False) as fh:
+            seen = 0
+            for raw in fh:
+                if raw.strip():
+                    seen += 1
+                    if seen == 2:
+                        return True
+        return False

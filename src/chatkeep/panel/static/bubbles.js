@@ -1,0 +1,224 @@
+// Building the conversation's nodes: user bubbles, replies (with usage and cost), attachment
+// chips, the failure box with Retry, copy buttons. Stored text goes in with textContent only;
+// a reply's `html` is the server-sanitized Markdown. What a node does when clicked comes from
+// `hooks`, filled in by conversation.js.
+
+import { el, imageUrl, isHttpUrl, showError } from "./api.js";
+
+export const hooks = {
+  providers: () => ({}),
+  failure: () => null,
+  undo: () => {},
+  edit: () => {},
+  retry: () => {},
+  regenerate: () => {},
+};
+
+export function fmt(n) {
+  return Number(n || 0).toLocaleString("en-US");
+}
+
+function priceOf(view) {
+  const cards = hooks.providers() || {};
+  const card = view.provider && cards[view.provider.name];
+  const prices = card && card.prices;
+  return prices && typeof prices === "object" ? prices : null;
+}
+
+// Cost in currency units: `input` counts every prompt token, cached or written or not (§6.4).
+function costOf(usage, prices) {
+  const plain = Math.max(0, (usage.input || 0) - (usage.cachedRead || 0) - (usage.cacheWrite || 0));
+  const total =
+    plain * (prices.input || 0) +
+    (usage.cachedRead || 0) * (prices.cachedRead ?? prices.input ?? 0) +
+    (usage.cacheWrite || 0) * (prices.cacheWrite ?? prices.input ?? 0) +
+    (usage.output || 0) * (prices.output || 0);
+  return total / 1e6;
+}
+
+function money(x) {
+  if (x === 0) return "$0";
+  return x < 0.01 ? `$${x.toFixed(4)}` : `$${x.toFixed(3)}`;
+}
+
+function usageText(usage, cost) {
+  const bits = [`${fmt(usage.input)} in`];
+  if (usage.cachedRead) bits.push(`${fmt(usage.cachedRead)} cached`);
+  if (usage.cacheWrite) bits.push(`${fmt(usage.cacheWrite)} cache write`);
+  bits.push(`${fmt(usage.output)} out`);
+  if (cost !== null) bits.push(money(cost));
+  return bits.join(" · ");
+}
+
+export function renderUsageTotals(views) {
+  const line = document.getElementById("session-usage");
+  if (!line) return;
+  const total = { input: 0, cachedRead: 0, cacheWrite: 0, output: 0 };
+  let cost = 0;
+  let priced = false;
+  let turns = 0;
+  for (const v of views) {
+    if (!v.usage) continue;
+    turns += 1;
+    for (const k of Object.keys(total)) total[k] += Number(v.usage[k] || 0);
+    const prices = priceOf(v);
+    if (prices) {
+      priced = true;
+      cost += costOf(v.usage, prices);
+    }
+  }
+  line.textContent = turns ? `Session: ${usageText(total, priced ? cost : null)}` : "";
+}
+
+// -- building nodes ----------------------------------------------------------------------------
+
+function fileName(url) {
+  const path = String(url || "").replace(/\\/g, "/").split("?")[0];
+  return decodeURIComponent(path.slice(path.lastIndexOf("/") + 1)) || "file";
+}
+
+export function chip(view, readOnly) {
+  const a = view.attachment || {};
+  const video = view.videoSrc && isHttpUrl(view.videoSrc.url) ? view.videoSrc.url : "";
+  const bits = [`${fmt(a.chars)} chars`];
+  if (a.images) bits.push(`${a.images} image${a.images === 1 ? "" : "s"}`);
+  if (a.summarized) bits.push("condensed");
+  const web = video || (isHttpUrl(a.url) ? a.url : "");
+  // A local file (an upload's temporary path) shows its file name only.
+  const local = !web && a.url ? fileName(a.url) : "";
+  return el(
+    "div",
+    { className: "chip", dataset: { index: view.index, attachId: view.attachId || "" } },
+    el("span", { className: `chip-icon ${video ? "video" : "page"}`, "aria-hidden": "true" }),
+    el("span", { className: "chip-title", text: a.title || local || web || "attachment" }),
+    web
+      ? el("a", { className: "chip-url", href: web, target: "_blank", rel: "noopener noreferrer", text: web })
+      : local && local !== a.title
+        ? el("span", { className: "chip-url", text: local })
+        : null,
+    el("span", { className: "chip-meta", text: bits.join(", ") }),
+    view.attachId && !readOnly
+      ? el("button", {
+          type: "button",
+          className: "chip-undo",
+          "aria-label": `Remove attachment ${a.title || local || web || ""}`.trim(),
+          text: "Undo",
+          onclick: () => hooks.undo(view.attachId),
+        })
+      : null,
+  );
+}
+
+export function images(list) {
+  if (!list || !list.length) return null;
+  return el(
+    "div",
+    { className: "bubble-images" },
+    list.map((img, i) => {
+      const src = img.src.startsWith("data:") ? img.src : imageUrl(img.src);
+      const title = img.width ? `${img.width}×${img.height} ${img.mime || ""}` : img.mime || "";
+      // Known sizes reserve the space before the pixels arrive, so the scroll position holds.
+      return el(
+        "a",
+        { href: src, target: "_blank", rel: "noopener noreferrer", "aria-label": `Open image ${i + 1}` },
+        el("img", { src, alt: `image you sent (${title.trim() || "image"})`, title, width: img.width, height: img.height }),
+      );
+    }),
+  );
+}
+
+export function failureBox(message, hint) {
+  return el(
+    "div",
+    { className: "bubble-error", role: "alert" },
+    el("span", { className: "msg", text: message }),
+    hint ? el("span", { className: "hint", text: hint }) : null,
+    el("button", { type: "button", className: "retry primary", text: "Retry", onclick: () => hooks.retry() }),
+  );
+}
+
+export function userBubble(view, { readOnly = false, unanswered = false } = {}) {
+  const bubble = el(
+    "div",
+    { className: `bubble user${readOnly ? " archived" : ""}`, dataset: { index: view.index } },
+    el("div", { className: "text", text: view.text || "" }),
+    images(view.images),
+  );
+  if (view.index !== undefined && !readOnly) {
+    bubble.append(
+      el(
+        "div",
+        { className: "actions" },
+        el("button", {
+          type: "button",
+          className: "edit",
+          text: "Edit",
+          "aria-label": "Edit and resend this message",
+          onclick: () => hooks.edit(bubble, view),
+        }),
+      ),
+    );
+  }
+  if (unanswered) {
+    const f = hooks.failure();
+    bubble.classList.add("failed");
+    bubble.append(
+      f ? failureBox(f.message, f.hint) : failureBox("No reply to this message yet.", ""),
+    );
+  }
+  return bubble;
+}
+
+export function stripThought(text) {
+  return String(text || "").replace(/^\s*<think>[\s\S]*?(?:<\/think>|$)/, "").trimStart();
+}
+
+export async function copyText(text, button) {
+  try {
+    await navigator.clipboard.writeText(text);
+    const old = button.textContent;
+    button.textContent = "Copied";
+    setTimeout(() => (button.textContent = old), 1500);
+  } catch (err) {
+    showError(new Error(`could not copy: ${err.message || err}`));
+  }
+}
+
+export function onCodeCopy(e) {
+  const button = e.target.closest(".code-copy");
+  if (!button) return;
+  const pre = button.closest(".code-block")?.querySelector("pre");
+  if (pre) copyText(pre.textContent, button);
+}
+
+function usageLine(view) {
+  if (!view.usage) return null;
+  const prices = priceOf(view);
+  const cost = prices ? costOf(view.usage, prices) : null;
+  return el("div", { className: "usage", text: usageText(view.usage, cost) });
+}
+
+export function assistantBubble(view, { isLast = false, readOnly = false } = {}) {
+  const body = el("div", { className: "md" });
+  body.innerHTML = view.html || ""; // server-sanitized Markdown (markdown-it-py, html off)
+  const meta = [];
+  if (view.provider) meta.push([view.provider.name, view.provider.model].filter(Boolean).join(" · "));
+  if (view.interrupted) meta.push("stopped");
+  const copy = el("button", { type: "button", className: "copy", text: "Copy", "aria-label": "Copy reply" });
+  copy.addEventListener("click", () => copyText(stripThought(view.text), copy));
+  return el(
+    "div",
+    { className: `bubble assistant${readOnly ? " archived" : ""}${view.interrupted ? " interrupted" : ""}`, dataset: { index: view.index } },
+    body,
+    usageLine(view),
+    el(
+      "div",
+      { className: "actions" },
+      meta.length ? el("span", { className: "meta", text: meta.join(" — ") }) : null,
+      copy,
+      isLast && !readOnly
+        ? el("button", { type: "button", className: "regenerate", text: "Regenerate", onclick: () => hooks.regenerate() })
+        : null,
+    ),
+  );
+}

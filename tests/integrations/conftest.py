@@ -1,0 +1,1 @@
+"""Fixtures for the integration tests: a store on every backend (the shared ``store``)."""
