@@ -18,7 +18,7 @@ import tempfile
 import time
 from typing import Any
 
-from bench import compare, interop
+from bench import cache_economy, compare, interop
 
 STORAGE = ("chatkeep", "openai-agents", "langgraph", "json-blob")
 REQUEST = {
@@ -270,11 +270,14 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     log("requests: replaying the figure-heavy conversation")
     rq = compare.requests(args.seed)
+    log("cache economy: pricing every strategy's requests under provider prompt caching")
+    cache = cache_economy.run(args.seed)
     with tempfile.TemporaryDirectory(prefix="chatkeep-bench-") as root:
         st = compare.storage(root, args.rounds, args.save_rounds, args.sessions, log)
     log(f"interop: importing {args.conversations:,} ChatGPT conversations; Agents sessions")
     io = interop.run(args.conversations)
     print_turns(rq)
+    cache_economy.print_table(cache)
     print(
         f"\nSummary — medians of {args.rounds} rounds ({args.save_rounds} for saves); ratio = chatkeep / system"
     )
@@ -295,6 +298,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     result = {
         "storage": st,
         "requests": {"totals": rq["totals"], "trimError": rq["trimError"]},
+        "cacheEconomy": {k: v["ratios"] for k, v in cache.items()},
         "interop": {"import": io["import"], "agents": io["agents"]},
     }
     if args.json:

@@ -22,7 +22,8 @@ machine noise hits all of them alike, and returns medians:
 (unbounded history, and the default live window), the naive resend of the whole conversation
 (what ``llm -c`` does) and LangChain ``trim_messages`` (strategy ``last``, system kept, start on a
 human message) with a token budget equal to chatkeep's estimate for that turn
-(``chars // 4 + 1000`` per image, the same counter on both sides). Nothing here asserts timings.
+(text chars / 4, images by pixel size — :mod:`chatkeep.rules.tokens` — the same counter on both
+sides). Nothing here asserts timings.
 """
 
 from __future__ import annotations
@@ -37,9 +38,10 @@ from bench import peers as P
 from bench import workloads as W
 from bench.request_economy import SYSTEM, _bound, _naive
 from chatkeep.entries import text_length
-from chatkeep.rules.accounting import TOKENS_PER_IMAGE, request_stats
+from chatkeep.rules.accounting import request_stats
 from chatkeep.rules.context import AGED_STUB_HEADER
 from chatkeep.rules.images import stamp_images_seen
+from chatkeep.rules.tokens import image_tokens, text_tokens
 from chatkeep.rules.wire import build_request, serialize
 
 LENGTHS = (100, 5_000)
@@ -264,7 +266,7 @@ def _peer_version(cls: type) -> str:
 
 # -- requests -----------------------------------------------------------------------------------
 def _est_tokens(messages: list[Any]) -> int:
-    """chatkeep's estimate (text chars // 4 + 1000 per image) over LangChain messages."""
+    """chatkeep's estimate (text chars / 4, images by pixel size) over LangChain messages."""
     chars = images = 0
     for m in messages:
         if isinstance(m.content, str):
@@ -274,10 +276,11 @@ def _est_tokens(messages: list[Any]) -> int:
             if isinstance(part, str):
                 chars += len(part)
             elif part.get("type") == "image_url":
-                images += 1
+                img = part["image_url"]
+                images += image_tokens(img["url"] if isinstance(img, dict) else img)
             else:
                 chars += len(part.get("text", ""))
-    return chars // 4 + TOKENS_PER_IMAGE * images
+    return text_tokens(chars) + images
 
 
 def _trimmed(history: list[W.Entry], user: W.Entry, budget: int) -> dict[str, Any]:

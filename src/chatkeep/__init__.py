@@ -80,6 +80,7 @@ _LAZY: dict[str, str] = {
     "find_session": ".interop",
     "entry_text": ".entries",
     "entry_view": ".rules.views",
+    "estimate_tokens": ".rules.accounting",
     "extract_file": ".attach",
     "image_info": ".rules.views",
     "image_part_url": ".entries",
@@ -103,7 +104,10 @@ _LAZY: dict[str, str] = {
     "stub_oversized_attachments": ".rules.context",
     "summarize_attachment": ".conversation",
     "summarize_in_background": ".conversation",
+    "turn_cost": ".rules.usage",
     "undo_attach": ".attach",
+    "usage_report": ".conversation.usage_report",
+    "usage_totals": ".rules.usage",
     "validate_card": ".providers",
     "validate_entry": ".entries",
 }
@@ -131,6 +135,7 @@ if TYPE_CHECKING:
         summarize_attachment,
         summarize_in_background,
     )
+    from .conversation.usage_report import usage_report
     from .dataurl import (
         data_url_mime,
         decode_data_url,
@@ -153,6 +158,7 @@ if TYPE_CHECKING:
         validate_card,
     )
     from .rules.accounting import (
+        estimate_tokens,
         request_stats,
     )
     from .rules.context import (
@@ -189,6 +195,10 @@ if TYPE_CHECKING:
     )
     from .rules.thumbnails import (
         downscale_data_url,
+    )
+    from .rules.usage import (
+        turn_cost,
+        usage_totals,
     )
     from .rules.views import (
         entry_view,
@@ -273,6 +283,7 @@ __all__ = [
     "encode_data_url",
     "entry_text",
     "entry_view",
+    "estimate_tokens",
     "export_file",
     "export_lines",
     "export_text",
@@ -300,7 +311,10 @@ __all__ = [
     "stub_oversized_attachments",
     "summarize_attachment",
     "summarize_in_background",
+    "turn_cost",
     "undo_attach",
+    "usage_report",
+    "usage_totals",
     "validate_card",
     "validate_entry",
 ]

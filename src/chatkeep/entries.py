@@ -26,7 +26,10 @@ _OPTIONAL_FIELDS = {
     "summarized",
     "interrupted",
     "provider",
+    "usage",
 }
+#: The normalised token usage an assistant entry may carry (SPEC §6.4), all four, integers ≥ 0.
+USAGE_KEYS = ("input", "cachedRead", "cacheWrite", "output")
 
 
 def part_type(part: Any) -> str:
@@ -198,11 +201,28 @@ def validate_entry(entry: Any, index: int | None = None) -> None:
         and isinstance(prov.get("model"), str)
     ):
         raise InvalidEntry(f"{where}.provider must be {{name: str, model: str}}", field="provider")
+    if "usage" in entry and not is_usage(entry["usage"]):
+        raise InvalidEntry(
+            f"{where}.usage must be {{input, cachedRead, cacheWrite, output}} (integers ≥ 0)",
+            field="usage",
+        )
     for key, value in entry.items():
         if not isinstance(key, str):
             raise InvalidEntry(f"{where} has a non-string key {key!r}", field=str(key))
         if key not in _OPTIONAL_FIELDS and key not in ("role", "content"):
             _check_json(value, key)
+
+
+def is_usage(value: Any) -> bool:
+    """True for a normalised usage object: exactly :data:`USAGE_KEYS`, each an int ≥ 0."""
+    return (
+        isinstance(value, dict)
+        and set(value) == set(USAGE_KEYS)
+        and all(
+            isinstance(value[k], int) and not isinstance(value[k], bool) and value[k] >= 0
+            for k in USAGE_KEYS
+        )
+    )
 
 
 def validate_entries(entries: Any) -> None:

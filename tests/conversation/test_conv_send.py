@@ -32,7 +32,7 @@ def test_every_style_sends_and_stores_one_turn(sqlite_store, provider_server, st
     assert isinstance(reply, Reply)
     assert reply.text == "Bonjour to you" and not reply.interrupted
     assert reply.provider == "loop" and reply.model == f"{style}-model"
-    assert reply.usage and reply.usage["prompt_tokens"] > 0
+    assert reply.usage and reply.usage["input"] > 0
     path = {
         "chat": "/v1/chat/completions",
         "responses": "/v1/responses",
@@ -49,6 +49,7 @@ def test_every_style_sends_and_stores_one_turn(sqlite_store, provider_server, st
         "role": "assistant",
         "content": "Bonjour to you",
         "provider": {"name": "loop", "model": f"{style}-model"},
+        "usage": reply.usage,  # the provider's own figures, normalised (SPEC §6.4)
     }
     assert history[0]["imagesSeen"] is True  # stamped after the successful turn
     assert history[0]["content"][1]["image_url"]["url"] == image  # pixels untouched
@@ -167,15 +168,23 @@ def test_server_error_is_not_retried(lite_chat, provider_server):
     assert lite_chat.store.history.read() == [{"role": "user", "content": "hi"}]
 
 
-def test_mid_stream_drop_leaves_one_user_entry_and_no_reply(chat, provider_server):
-    """A connection cut after some text: error raised, exactly one user entry, no assistant."""
+def test_mid_stream_drop_keeps_the_partial_reply_as_interrupted(chat, provider_server):
+    """A connection cut after some text: the error is raised (its hint says what was kept),
+    one user entry, and the text that arrived kept as an interrupted reply (SPEC §11)."""
     provider_server.queue(Drop(after_chunks=2))
     seen: list[str] = []
-    with pytest.raises(ProviderError):
+    with pytest.raises(ProviderError) as info:
         chat.send("tell me", on_delta=seen.append)
     assert seen  # text had reached the user, so the stream was not restarted
+    assert "partial reply was kept" in info.value.hint
     assert len(provider_server.requests) == 1
-    assert chat.store.history.read() == [{"role": "user", "content": "tell me"}]
+    user, kept = chat.store.history.read()
+    assert user == {"role": "user", "content": "tell me"}
+    assert kept["role"] == "assistant" and kept["interrupted"] is True
+    assert kept["content"] == "".join(seen)
+    provider_server.queue(Text("the whole answer"))
+    chat.regenerate()  # Retry replaces the cut-off reply: still one question
+    assert [e["content"] for e in chat.store.history.read()] == ["tell me", "the whole answer"]
 
 
 def test_stop_keeps_the_partial_answer_as_interrupted(chat, provider_server):

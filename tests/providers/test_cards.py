@@ -44,6 +44,7 @@ def test_active_card_with_key_from_env():
         base_url="https://api.openai.com/v1",
         model="gpt-4o-mini",
         api_key="sk-live",
+        prompt_cache_key=True,  # api.openai.com takes the field
     )
 
 
@@ -239,3 +240,32 @@ def test_importing_providers_loads_no_sdk_or_http_library():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_prompt_cache_key_only_where_accepted():
+    """api.openai.com gets prompt_cache_key; other servers only with promptCacheKey: true."""
+    s = settings(providers={"local": LOCAL_CARD, "claude": CLAUDE_CARD}, activeProvider="local")
+    env = {"ANTHROPIC_API_KEY": "k"}
+    assert resolve_provider(s, env=env).prompt_cache_key is False
+    opted = settings(providers={"local": {**LOCAL_CARD, "promptCacheKey": True}})
+    assert resolve_provider(opted, env=env).prompt_cache_key is True
+    assert resolve_provider(s, "claude", env=env).prompt_cache_key is False
+    with pytest.raises(ProviderConfigError, match="promptCacheKey"):
+        validate_card({**LOCAL_CARD, "promptCacheKey": "yes"})
+
+
+def test_prices_validated_and_carried():
+    """prices per million tokens: input and output required, numbers ≥ 0, unknown keys named."""
+    card = validate_card({**LOCAL_CARD, "prices": {"input": 3, "output": 15, "cachedRead": 0.3}})
+    assert card["prices"] == {"input": 3.0, "cachedRead": 0.3, "output": 15.0}
+    s = settings(providers={"local": card}, activeProvider="local")
+    assert resolve_provider(s, env={}).prices == card["prices"]
+    for bad, word in (
+        ({"input": 1}, "output"),
+        ({"input": -1, "output": 1}, "prices.input"),
+        ({"input": 1, "output": 1, "cached": 1}, "cached"),
+        ("cheap", "object"),
+        ({"input": True, "output": 1}, "prices.input"),
+    ):
+        with pytest.raises(ProviderConfigError, match=word):
+            validate_card({**LOCAL_CARD, "prices": bad})

@@ -28,7 +28,7 @@ def test_streams_text_deltas_then_done_with_usage(style, provider_server, make_c
     done = events[-1]
     assert isinstance(done, Done)
     assert done.text == FULL and not done.interrupted
-    assert done.usage == {"prompt_tokens": 321, "completion_tokens": 9}
+    assert done.usage == {"input": 321, "cachedRead": 0, "cacheWrite": 0, "output": 9}
     assert done.response_id and done.response_id.startswith(
         {"chat": "chatcmpl-", "responses": "resp_", "anthropic": "msg_"}[style]
     )
@@ -42,7 +42,7 @@ def test_non_streaming_card(style, provider_server, make_card):
     events = list(stream(make_card(style, stream=False), body_for(style)))
     assert [type(e) for e in events] == [TextDelta, Done]
     assert events[0].text == events[1].text == "Whole answer at once."
-    assert events[1].usage == {"prompt_tokens": 50, "completion_tokens": 4}
+    assert events[1].usage == {"input": 50, "cachedRead": 0, "cacheWrite": 0, "output": 4}
     assert provider_server.requests[0].body["stream"] is False
 
 
@@ -199,11 +199,25 @@ def test_complete_reports_each_delta(provider_server, make_card):
     assert got == PIECES and done.text == FULL
 
 
-def test_anthropic_prompt_usage_counts_cached_tokens(provider_server, make_card):
-    """Anthropic prompt_tokens = input + cache creation + cache read tokens."""
-    provider_server.queue(Text("ok", prompt_tokens=1000))
-    done = complete(make_card("anthropic"), body_for("anthropic"))
-    assert done.usage["prompt_tokens"] == 1000
+@pytest.mark.parametrize("stream_on", [True, False])
+def test_anthropic_usage_counts_cache_read_and_write(stream_on, provider_server, make_card):
+    """Anthropic input = input + cache creation + cache read tokens; both kept apart."""
+    provider_server.queue(
+        Text(
+            "ok", prompt_tokens=1000, cached_tokens=700, cache_write_tokens=200, completion_tokens=5
+        )
+    )
+    done = complete(make_card("anthropic", stream=stream_on), body_for("anthropic"))
+    assert done.usage == {"input": 1000, "cachedRead": 700, "cacheWrite": 200, "output": 5}
+
+
+@pytest.mark.parametrize("style", ["chat", "responses"])
+@pytest.mark.parametrize("stream_on", [True, False])
+def test_openai_usage_reports_cached_tokens(style, stream_on, provider_server, make_card):
+    """OpenAI's cached_tokens detail is the cache read; input keeps the whole prompt count."""
+    provider_server.queue(Text("ok", prompt_tokens=3000, cached_tokens=2048, completion_tokens=7))
+    done = complete(make_card(style, stream=stream_on), body_for(style))
+    assert done.usage == {"input": 3000, "cachedRead": 2048, "cacheWrite": 0, "output": 7}
 
 
 @pytest.mark.parametrize("style", STYLES)
@@ -223,8 +237,8 @@ def test_truncation_warning_when_provider_reads_less(style, provider_server, mak
 
 def test_truncation_warning_thresholds():
     """Warn only below 50% of a non-trivial estimate; no usage means no warning."""
-    assert truncation_warning(10_000, {"prompt_tokens": 4_999}) is not None
-    assert truncation_warning(10_000, {"prompt_tokens": 5_000}) is None
-    assert truncation_warning(100, {"prompt_tokens": 10}) is None  # too small to judge
+    assert truncation_warning(10_000, {"input": 4_999}) is not None
+    assert truncation_warning(10_000, {"input": 5_000}) is None
+    assert truncation_warning(100, {"input": 10}) is None  # too small to judge
     assert truncation_warning(10_000, None) is None
-    assert truncation_warning(10_000, {"completion_tokens": 3}) is None
+    assert truncation_warning(10_000, {"output": 3}) is None

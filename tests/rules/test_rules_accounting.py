@@ -27,7 +27,8 @@ def test_stats_counts_text_images_and_bytes():
     stats = request_stats(req)
     assert stats["chars"] == len("sys") + len("hello") + len("hey") + len("q")
     assert stats["images"] == 1 and stats["imageBytes"] == len(IMG)
-    assert stats["estTokens"] == stats["chars"] // 4 + 1000
+    # an 8x8 PNG is one 512-px tile under OpenAI's rule: 85 + 170
+    assert stats["estTokens"] == -(-stats["chars"] // 4) + 255
     assert stats["bytes"] == len(serialize(req.body))
     assert stats["prefixBytes"] == 0 and stats["prefixRatio"] == 0.0
 

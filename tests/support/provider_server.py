@@ -239,6 +239,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         body = request.body if isinstance(request.body, Mapping) else {}
         streamed = bool(body.get("stream"))
+        if isinstance(reply, Text) and reply.force_stream is not None:
+            streamed = reply.force_stream
         if not streamed:
             if isinstance(reply, Drop | StreamFailure):
                 self._drop()

@@ -29,8 +29,16 @@ class Text:
     delay: float = 0.0
     prompt_tokens: int | None = None  # None: estimated from the request body
     completion_tokens: int | None = None  # None: one per chunk
+    #: Of ``prompt_tokens``: read from the provider's prompt cache / written to it (Anthropic).
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
     response_id: str | None = None
     stop_reason: str | None = None  # None: the style's normal end ("stop", "end_turn")
+    #: Server quirks met in the wild: chat chunks without ``choices[].index``; answering with
+    #: a stream although ``stream: false`` was asked (``True``) or with one JSON object
+    #: although a stream was asked (``False``); ``None`` follows the request.
+    omit_index: bool = False
+    force_stream: bool | None = None
 
     def pieces(self) -> list[str]:
         if self.chunks is not None:
@@ -127,12 +135,24 @@ def _chat_full(body: Mapping[str, Any], reply: Text) -> dict[str, Any]:
                 "finish_reason": reply.stop_reason or "stop",
             }
         ],
-        "usage": {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-        },
+        "usage": _chat_usage(reply, prompt, completion),
         "system_fingerprint": "fp_loopback",
+    }
+
+
+def _chat_usage(reply: Text, prompt: int, completion: int) -> dict[str, Any]:
+    """OpenAI's real usage object (cached tokens under ``prompt_tokens_details``)."""
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": reply.cached_tokens, "audio_tokens": 0},
+        "completion_tokens_details": {
+            "reasoning_tokens": 0,
+            "audio_tokens": 0,
+            "accepted_prediction_tokens": 0,
+            "rejected_prediction_tokens": 0,
+        },
     }
 
 
@@ -148,7 +168,11 @@ def _chat_stream(body: Mapping[str, Any], reply: Text) -> Iterator[tuple[bool, b
             "created": created,
             "model": body.get("model", ""),
             "system_fingerprint": "fp_loopback",
-            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+            "choices": [
+                {"delta": delta, "logprobs": None, "finish_reason": finish}
+                if reply.omit_index
+                else {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+            ],
         }
 
     yield False, sse(chunk({"role": "assistant", "content": "", "refusal": None}))
@@ -160,11 +184,7 @@ def _chat_stream(body: Mapping[str, Any], reply: Text) -> Iterator[tuple[bool, b
         prompt, completion = _usage(body, reply, pieces)
         final = chunk({})
         final["choices"] = []
-        final["usage"] = {
-            "prompt_tokens": prompt,
-            "completion_tokens": completion,
-            "total_tokens": prompt + completion,
-        }
+        final["usage"] = _chat_usage(reply, prompt, completion)
         yield False, sse(final)
     yield False, sse("[DONE]")
 
@@ -209,10 +229,10 @@ def _response_object(
     }
 
 
-def _responses_usage(prompt: int, completion: int) -> dict[str, Any]:
+def _responses_usage(prompt: int, completion: int, cached: int = 0) -> dict[str, Any]:
     return {
         "input_tokens": prompt,
-        "input_tokens_details": {"cached_tokens": 0},
+        "input_tokens_details": {"cached_tokens": cached},
         "output_tokens": completion,
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": prompt + completion,
@@ -223,7 +243,11 @@ def _responses_full(body: Mapping[str, Any], reply: Text) -> dict[str, Any]:
     rid = reply.response_id or "resp_" + uuid.uuid4().hex
     prompt, completion = _usage(body, reply, reply.pieces())
     return _response_object(
-        body, rid, "completed", reply.text, _responses_usage(prompt, completion)
+        body,
+        rid,
+        "completed",
+        reply.text,
+        _responses_usage(prompt, completion, reply.cached_tokens),
     )
 
 
@@ -261,7 +285,11 @@ def _responses_stream(body: Mapping[str, Any], reply: Text) -> Iterator[tuple[bo
     yield False, ev("response.output_item.done", output_index=0, item=done_item)
     prompt, completion = _usage(body, reply, pieces)
     final = _response_object(
-        body, rid, "completed", reply.text, _responses_usage(prompt, completion)
+        body,
+        rid,
+        "completed",
+        reply.text,
+        _responses_usage(prompt, completion, reply.cached_tokens),
     )
     yield False, ev("response.completed", response=final)
 
@@ -269,12 +297,14 @@ def _responses_stream(body: Mapping[str, Any], reply: Text) -> Iterator[tuple[bo
 # --------------------------------------------------------------------------- anthropic messages
 
 
-def _anthropic_usage(prompt: int, completion: int) -> dict[str, Any]:
+def _anthropic_usage(reply: Text, prompt: int, completion: int) -> dict[str, Any]:
+    """Anthropic's usage: ``input_tokens`` excludes the cache read and written tokens."""
     return {
-        "input_tokens": prompt,
-        "cache_creation_input_tokens": 0,
-        "cache_read_input_tokens": 0,
+        "input_tokens": max(0, prompt - reply.cached_tokens - reply.cache_write_tokens),
+        "cache_creation_input_tokens": reply.cache_write_tokens,
+        "cache_read_input_tokens": reply.cached_tokens,
         "output_tokens": completion,
+        "service_tier": "standard",
     }
 
 
@@ -288,7 +318,7 @@ def _messages_full(body: Mapping[str, Any], reply: Text) -> dict[str, Any]:
         "content": [{"type": "text", "text": reply.text}],
         "stop_reason": reply.stop_reason or "end_turn",
         "stop_sequence": None,
-        "usage": _anthropic_usage(prompt, completion),
+        "usage": _anthropic_usage(reply, prompt, completion),
     }
 
 
@@ -303,7 +333,7 @@ def _messages_stream(body: Mapping[str, Any], reply: Text) -> Iterator[tuple[boo
         "content": [],
         "stop_reason": None,
         "stop_sequence": None,
-        "usage": _anthropic_usage(prompt, 1),
+        "usage": _anthropic_usage(reply, prompt, 1),
     }
     yield False, sse({"type": "message_start", "message": message}, "message_start")
     block = {

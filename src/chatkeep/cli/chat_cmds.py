@@ -20,6 +20,7 @@ import click
 from .. import AttachError, InvalidValue
 from .context import pass_ctx
 from .output import echo_json
+from .usage_cmd import usage_line
 
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print the reply as one JSON object.")
 _PROVIDER = click.option("--provider", help="Provider card to use (default: the active one).")
@@ -119,6 +120,9 @@ def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
             if not streamed:
                 sys.stdout.write(reply.text)
             sys.stdout.write("\n")
+        line = usage_line(reply.usage, reply.cost)
+        if line:
+            click.echo(click.style(line, dim=True), err=True)
         if reply.interrupted:
             if reply.text:
                 click.echo("(stopped: the partial answer was kept)", err=True)

@@ -105,6 +105,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "undo_attach_cmd",
         "Remove an attachment from the live history by its attach id.",
     ),
+    "usage": (
+        "usage_cmd",
+        "usage_cmd",
+        "Tokens in / cached / written / out, cache-hit rate and estimated cost of stored turns.",
+    ),
 }
 
 

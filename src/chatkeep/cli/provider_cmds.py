@@ -6,6 +6,7 @@ import click
 
 from .context import pass_ctx
 from .output import echo_json, plain
+from .price_opts import apply_cost_options, cost_options
 
 STYLES = ("chat", "responses", "anthropic")
 
@@ -37,6 +38,7 @@ def provider_group() -> None:
     default=None,
     help="Make it the active provider (default: when it is the first).",
 )
+@cost_options
 @pass_ctx
 def add_cmd(
     ctx,
@@ -50,6 +52,7 @@ def add_cmd(
     no_stream: bool,
     server_transcript: bool,
     make_active: bool | None,
+    **cost: float | bool | None,
 ) -> None:  # noqa: ANN001, E501
     """Add (or replace) the provider card NAME. Keys are read from --api-key-env, never stored."""
     card: dict[str, object] = {
@@ -66,7 +69,7 @@ def add_cmd(
         card["maxTokens"] = max_tokens
     if server_transcript:
         card["serverTranscript"] = True
-    result = ctx.store().cards.put(name, card, activate=make_active)
+    result = ctx.store().cards.put(name, apply_cost_options(card, cost), activate=make_active)
     verb = "added" if result["created"] else "replaced"
     click.echo(
         f"{verb} provider {name} ({style}, {model})" + (" — active" if result["active"] else "")

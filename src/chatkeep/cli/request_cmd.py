@@ -57,3 +57,8 @@ def request_cmd(ctx, text: str, provider: str | None, model: str | None, as_json
         )
     else:
         click.echo("prefix reuse: nothing to compare with yet")
+    cr = p["cacheRead"]
+    click.echo(
+        f"predicted cache read: ~{cr['tokens']:,} of ~{cr['ofTokens']:,} prompt tokens "
+        f"({cr['ratio']:.0%})"
+    )

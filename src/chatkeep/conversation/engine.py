@@ -30,7 +30,9 @@ run**:
      the session the turn started in when the user switched away; in the archive, with a
      notice, when that session was deleted meanwhile (§7.2).
 
-  A failure raises the typed error (``ProviderError`` & co.) with a hint that names the retry
+  A stream that drops after part of the reply arrived keeps that part (``interrupted: true``,
+  no seen stamp) and then raises the provider's error, whose hint says so. A failure before
+  any text raises the typed error (``ProviderError`` & co.) with a hint that names the retry
   and leaves the user entry, unanswered: ``regenerate`` (or the same text sent again) answers
   it without a second bubble. A stop (``cancel`` set, or :meth:`Chat.stop`) keeps the partial
   answer with ``interrupted: true`` unless ``discard_partial``; an interrupted turn does not
@@ -51,7 +53,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..entries import Entry
-from ..errors import ChatkeepError, ContextOverflow, InvalidValue
+from ..errors import ChatkeepError, ContextOverflow, InvalidValue, ProviderError
 from ..providers import (
     Card,
     Done,
@@ -61,6 +63,7 @@ from ..providers import (
 )
 from ..rules.accounting import request_stats
 from ..rules.context import stub_oversized_attachments
+from ..rules.usage import turn_cost
 from . import prepare
 from .chain import remember_response
 from .landing import ARCHIVED_NOTICE, land
@@ -88,10 +91,19 @@ class _Outcome:
 
 
 class _Produced:
-    """Whether any text reached the caller during the current stream."""
+    """Whether any text reached the caller during the current stream, and that text."""
 
     def __init__(self) -> None:
         self.value = False
+        self.text = ""
+
+
+class _CutOff(Exception):
+    """A provider error after part of the reply streamed (carries the partial text)."""
+
+    def __init__(self, error: ChatkeepError, text: str, plan: RequestPlan) -> None:
+        super().__init__(str(error))
+        self.error, self.text, self.plan = error, text, plan
 
 
 class Chat:
@@ -241,7 +253,25 @@ class Chat:
             if not turn.reuse:
                 self.store.history.append(turn.user_entry)
             appended = True
-            outcome = self._call(turn, plan, cancel, on_delta, notify)
+            try:
+                outcome = self._call(turn, plan, cancel, on_delta, notify)
+            except _CutOff as cut:
+                # the stream dropped mid-reply: keep what arrived (interrupted), then report
+                self._finish(
+                    turn,
+                    _Outcome(Done(cut.text, interrupted=True), cut.plan, []),
+                    start_session,
+                    warnings,
+                    notify,
+                    discard_partial,
+                )
+                exc = cut.error
+                exc.hint = (
+                    f"{exc.hint}; the partial reply was kept (interrupted)"
+                    if exc.hint
+                    else "the partial reply was kept (interrupted)"
+                )
+                raise exc from None
         except ChatkeepError as exc:
             if appended and RETRY_HINT not in exc.hint:
                 exc.hint = f"{exc.hint}; {RETRY_HINT}" if exc.hint else RETRY_HINT
@@ -284,6 +314,7 @@ class Chat:
             rescued=bool(outcome.changed),
             dropped_images=turn.dropped,
             landed="none",
+            cost=turn_cost(done.usage, card.prices),
         )
         if done.interrupted and (discard_partial or not done.text):
             return reply
@@ -297,6 +328,8 @@ class Chat:
         }
         if done.interrupted:
             assistant["interrupted"] = True
+        if done.usage is not None:
+            assistant["usage"] = dict(done.usage)
         reply.landed, reply.session_id = land(
             self.store,
             turn.user_entry,
@@ -335,6 +368,7 @@ class Chat:
         ):
             if isinstance(event, TextDelta):
                 produced.value = True
+                produced.text += event.text
                 if on_delta is not None:
                     on_delta(event.text)
             else:
@@ -353,16 +387,28 @@ class Chat:
         try:
             done = self._stream(turn.card, plan, cancel, on_delta, notify, produced)
             return _Outcome(done, plan, [])
-        except ContextOverflow:
+        except ContextOverflow as exc:
+            if produced.text:
+                raise _CutOff(exc, produced.text, plan) from exc
             if produced.value:
                 raise
             stubbed, changed = stub_oversized_attachments(plan.history)
             if not changed:
                 raise
+        except ProviderError as exc:
+            if produced.text:
+                raise _CutOff(exc, produced.text, plan) from exc
+            raise
         notify(RESCUE_NOTICE)
         rescued = plan_request(
             self.store, turn.card, turn.system, stubbed, turn.user_entry, chain=False
         )
-        done = self._stream(turn.card, rescued, cancel, on_delta, notify, _Produced())
+        again = _Produced()
+        try:
+            done = self._stream(turn.card, rescued, cancel, on_delta, notify, again)
+        except ProviderError as exc:
+            if again.text:
+                raise _CutOff(exc, again.text, rescued) from exc
+            raise
         # A stopped rescue keeps its partial answer but does not persist the stubs.
         return _Outcome(done, rescued, [] if done.interrupted else changed)

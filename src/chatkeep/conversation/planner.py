@@ -38,6 +38,8 @@ from ..entries import (
 from ..errors import InvalidValue, ProviderConfigError
 from ..providers import Card, resolve_provider
 from ..rules.accounting import request_stats
+from ..rules.cache import prompt_cache_key
+from ..rules.cache_read import predicted_cache_read
 from ..rules.wire import HISTORY_STEPS, HistoryStep, WireRequest, build_request, run_steps
 from .chain import chained_response
 from .turn import system_prompt
@@ -93,6 +95,7 @@ def build_for_card(
     *,
     previous_response_id: str | None = None,
     steps: Sequence[HistoryStep] = HISTORY_STEPS,
+    prompt_cache_key: str | None = None,
 ) -> WireRequest:
     """The wire request of ``card``'s style: the one card → builder keyword mapping."""
     return build_request(
@@ -107,6 +110,7 @@ def build_for_card(
         stream=card.stream,
         previous_response_id=previous_response_id,
         steps=steps,
+        prompt_cache_key=prompt_cache_key,
     )
 
 
@@ -169,8 +173,17 @@ def plan_request(
     """Plan the request for ``history`` + ``user_entry`` (``chain=False``: never continue a
     server transcript, e.g. for the overflow rescue, which must resend everything)."""
     previous = chained_response(profile, card, history) if chain else None
+    cache_key = None
+    if card.prompt_cache_key:  # one OpenAI cache route per profile and conversation (§6.3)
+        cache_key = prompt_cache_key(profile.profile, profile.sessions.active_id())
     request = build_for_card(
-        card, history, user_entry, system, previous_response_id=previous, steps=steps
+        card,
+        history,
+        user_entry,
+        system,
+        previous_response_id=previous,
+        steps=steps,
+        prompt_cache_key=cache_key,
     )
     return RequestPlan(
         request=request,
@@ -247,7 +260,9 @@ def preview_request(
 ) -> dict[str, Any]:
     """What the next send of ``draft`` would send (see the module docstring). Keys:
     ``provider``, ``problem``, ``style``, ``model``, ``url``, ``body``, ``previousResponseId``,
-    ``steps``, ``entries``, ``messages``, ``request``, ``naive``, ``savings``, ``prefix``."""
+    ``steps``, ``entries``, ``messages``, ``request``, ``naive``, ``savings``, ``prefix``,
+    ``cacheRead`` (the prompt tokens the provider's cache should serve after the previous
+    request, :func:`~chatkeep.rules.cache_read.predicted_cache_read`)."""
     if not isinstance(draft, str):
         raise InvalidValue(f"the draft must be a string, got {type(draft).__name__}")
     settings = profile.get_all()
@@ -296,4 +311,5 @@ def preview_request(
             "ratio": stats["prefixRatio"],
             "ofPrevious": stats["prefixOfPrevious"],
         },
+        "cacheRead": predicted_cache_read(request, previous),
     }

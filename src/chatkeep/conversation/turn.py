@@ -45,6 +45,8 @@ class Reply:
     (nothing stored: an empty or discarded reply, or a conversation that no longer exists).
     ``stats`` is :func:`chatkeep.rules.accounting.request_stats` of the request that produced
     the reply (the rescued one after an overflow); ``warnings`` are the notices of the turn.
+    ``usage`` is the provider's normalised token usage (SPEC §6.4) and ``cost`` its estimated
+    price from the card's ``prices`` (``None`` when either is missing).
     """
 
     text: str
@@ -60,6 +62,7 @@ class Reply:
     dropped_images: int = 0
     landed: str = "live"
     session_id: str | None = None
+    cost: float | None = None
 
 
 def _image_url(image: Any) -> str:

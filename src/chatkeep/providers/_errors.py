@@ -22,7 +22,14 @@ from ..errors import ContextOverflow, ProviderError
 from ..rules.overflow import is_context_overflow
 from .cards import Card
 
-__all__ = ["error_code", "error_message", "network_error", "status_error", "stream_error"]
+__all__ = [
+    "error_code",
+    "error_message",
+    "mode_error",
+    "network_error",
+    "status_error",
+    "stream_error",
+]
 
 _MAX_MESSAGE = 500
 
@@ -144,6 +151,22 @@ def stream_error(card: Card, body: Any, fallback_message: str = "") -> ProviderE
         f"{_label(card)} failed mid-stream: {message}",
         status=None,
         hint="the provider reported an error while answering; try again",
+        code=error_code(body),
+        body=body,
+    )
+    return _overflow_or(err, card, message)
+
+
+def mode_error(card: Card, body: Any, what: str) -> ProviderError:
+    """The error for an answer in the other mode that carries an error (``what`` says how the
+    server answered, e.g. "one JSON object instead of a stream")."""
+    message = error_message(body, "no error message")
+    err = _make(
+        ProviderError,
+        f"{_label(card)} answered with {what}: {message}",
+        status=None,
+        hint="the server ignored the card's stream setting; if this repeats, "
+        "set the card's stream option to match the server (provider add … --no-stream)",
         code=error_code(body),
         body=body,
     )

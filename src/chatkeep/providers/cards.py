@@ -10,8 +10,12 @@ its name::
      "temperature": 0.7,                # optional, 0..2
      "maxTokens": 1024,                 # optional, positive int
      "stream": true,                    # optional, default true
-     "serverTranscript": false}         # optional, responses style only: the server keeps the
+     "serverTranscript": false,         # optional, responses style only: the server keeps the
                                         # transcript; only new turns are sent (SPEC §6.3)
+     "promptCacheKey": true,            # optional: send OpenAI's prompt_cache_key (default:
+                                        # only to api.openai.com; chat/responses styles)
+     "prices": {"input": 2.5, "cachedRead": 0.25, "cacheWrite": 2.5, "output": 10}}
+                                        # optional, per million tokens: turns' estimated cost
 
 Contract:
 
@@ -45,11 +49,13 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import ProviderConfigError
+from ..rules.cache import accepts_prompt_cache_key
 from ..rules.wire.base import api_root  # one base-URL rule for requests and SDKs
 
 __all__ = [
     "DEFAULT_OPENAI_BASE_URL",
     "ENV_CARD_NAME",
+    "PRICE_KEYS",
     "STYLES",
     "Card",
     "api_root",
@@ -78,6 +84,8 @@ class Card:
     max_tokens: int | None = None
     stream: bool = True
     server_transcript: bool = False
+    prompt_cache_key: bool = False
+    prices: dict[str, float] | None = None
 
 
 def sdk_base_url(card: Card) -> str:
@@ -196,6 +204,48 @@ def validate_card(card: Any, *, name: str = "") -> dict[str, Any]:
             f"{where}: serverTranscript needs the responses style",
             hint="only the OpenAI Responses API keeps a transcript on the server",
         )
+    cache_key = out.get("promptCacheKey")
+    if cache_key is not None and not isinstance(cache_key, bool):
+        raise ProviderConfigError(
+            f"{where}: promptCacheKey must be true or false, got {cache_key!r}",
+            hint="true sends OpenAI's prompt_cache_key to an OpenAI-compatible server",
+        )
+    if "prices" in out:
+        out["prices"] = _validate_prices(out["prices"], where)
+    return out
+
+
+PRICE_KEYS = ("input", "cachedRead", "cacheWrite", "output")
+
+
+def _validate_prices(prices: Any, where: str) -> dict[str, float]:
+    """``{input, output[, cachedRead, cacheWrite]}``: finite numbers ≥ 0, per million tokens."""
+    hint = "prices are per million tokens, e.g. {input: 2.5, cachedRead: 0.25, output: 10}"
+    if not isinstance(prices, Mapping):
+        raise ProviderConfigError(f"{where}: prices must be an object", hint=hint)
+    unknown = sorted(str(k) for k in prices if k not in PRICE_KEYS)
+    if unknown:
+        raise ProviderConfigError(
+            f"{where}: unknown price {unknown[0]!r} (known: {', '.join(PRICE_KEYS)})", hint=hint
+        )
+    out: dict[str, float] = {}
+    for key in PRICE_KEYS:
+        if key not in prices:
+            continue
+        value = prices[key]
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or value < 0
+        ):
+            raise ProviderConfigError(
+                f"{where}: prices.{key} must be a number ≥ 0, got {value!r}", hint=hint
+            )
+        out[key] = float(value)
+    for key in ("input", "output"):
+        if key not in out:
+            raise ProviderConfigError(f"{where}: prices.{key} is missing", hint=hint)
     return out
 
 
@@ -244,6 +294,9 @@ def resolve_provider(
         max_tokens=data.get("maxTokens"),
         stream=data["stream"],
         server_transcript=bool(data.get("serverTranscript", False)),
+        prompt_cache_key=data["style"] != "anthropic"
+        and accepts_prompt_cache_key(data["baseUrl"], data.get("promptCacheKey")),
+        prices=data.get("prices"),
     )
 
 
@@ -287,4 +340,5 @@ def _env_card(env: Mapping[str, str], model: str | None) -> Card:
         base_url=data["baseUrl"],
         model=data["model"],
         api_key=key or None,
+        prompt_cache_key=accepts_prompt_cache_key(data["baseUrl"]),
     )

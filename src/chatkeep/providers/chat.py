@@ -19,7 +19,7 @@ from typing import Any
 from . import _openai
 from ._sdk import cancelled, run_sdk_call
 from .cards import Card
-from .events import Done, Event, TextDelta, usage_dict
+from .events import Done, Event, TextDelta, dig, usage_dict
 
 __all__ = ["prepare_body", "stream"]
 
@@ -58,15 +58,25 @@ def stream(
     )
 
 
+def chat_usage(usage: Any) -> dict[str, int] | None:
+    """Chat Completions usage, normalised: ``prompt_tokens_details.cached_tokens`` is the cache
+    read (DeepSeek's ``prompt_cache_hit_tokens`` too); the API reports no cache writes."""
+    if usage is None:
+        return None
+    cached = dig(usage, "prompt_tokens_details", "cached_tokens")
+    if not cached:
+        cached = dig(usage, "prompt_cache_hit_tokens")
+    return usage_dict(dig(usage, "prompt_tokens"), dig(usage, "completion_tokens"), cached)
+
+
 def _single(completion: Any, cancel: threading.Event | None) -> Iterator[Event]:
     choice = completion.choices[0] if completion.choices else None
     text = (choice.message.content or "") if choice is not None else ""
-    usage = completion.usage
     if text:
         yield TextDelta(text)
     yield Done(
         text,
-        usage=usage_dict(usage.prompt_tokens, usage.completion_tokens) if usage else None,
+        usage=chat_usage(completion.usage),
         response_id=completion.id,
         interrupted=cancelled(cancel),
         finish_reason=choice.finish_reason if choice is not None else None,
@@ -83,10 +93,10 @@ def _streamed(chunks: Any, cancel: threading.Event | None) -> Iterator[Event]:
             if cancelled(cancel):  # text that arrived after the stop is not kept
                 break
             response_id = response_id or chunk.id
-            if chunk.usage is not None:
-                usage = usage_dict(chunk.usage.prompt_tokens, chunk.usage.completion_tokens)
-            for choice in chunk.choices or ():
-                if choice.index != 0:
+            if getattr(chunk, "usage", None) is not None:
+                usage = chat_usage(chunk.usage)
+            for choice in getattr(chunk, "choices", None) or ():
+                if getattr(choice, "index", None) not in (0, None):  # a missing index is 0
                     continue
                 if choice.finish_reason:
                     finish_reason = choice.finish_reason

@@ -1,9 +1,10 @@
 """What an adapter's ``stream()`` yields.
 
 Every stream yields zero or more :class:`TextDelta` (non-empty text, in order) and then exactly
-one :class:`Done`, whose ``text`` is the concatenation of all deltas. ``usage`` is
-``{"prompt_tokens": int, "completion_tokens": int}`` when the provider reported it, else
-``None``. A stream stopped through its ``cancel`` event ends with ``Done(interrupted=True)``
+one :class:`Done`, whose ``text`` is the concatenation of all deltas. ``usage`` is the
+provider's token usage normalised (SPEC §6.4) to ``{"input", "cachedRead", "cacheWrite",
+"output"}`` — integers, all four present, 0 where the provider reports none; ``input`` counts
+every prompt token, cached, written or not — when the provider reported it, else ``None``. A stream stopped through its ``cancel`` event ends with ``Done(interrupted=True)``
 holding the partial text received so far (usage is then usually ``None``); nothing is raised.
 """
 
@@ -36,9 +37,28 @@ class Done:
 Event = TextDelta | Done
 
 
-def usage_dict(prompt: Any, completion: Any) -> dict[str, int] | None:
-    """Normalized usage, or ``None`` when the provider reported no prompt token count."""
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+
+
+def usage_dict(
+    prompt: Any, completion: Any, cached_read: Any = 0, cache_write: Any = 0
+) -> dict[str, int] | None:
+    """Normalised usage (``input`` = every prompt token), or ``None`` without a prompt count."""
     if not isinstance(prompt, int) or isinstance(prompt, bool):
         return None
-    done = completion if isinstance(completion, int) and not isinstance(completion, bool) else 0
-    return {"prompt_tokens": prompt, "completion_tokens": done}
+    return {
+        "input": _int(prompt),
+        "cachedRead": _int(cached_read),
+        "cacheWrite": _int(cache_write),
+        "output": _int(completion),
+    }
+
+
+def dig(obj: Any, *path: str) -> Any:
+    """``obj.a.b`` (or ``obj["a"]["b"]``) following ``path``; ``None`` where anything is missing."""
+    for name in path:
+        if obj is None:
+            return None
+        obj = obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+    return obj

@@ -5,8 +5,9 @@
 official ``anthropic`` SDK, which gets the API root without ``/v1`` (it adds ``/v1/messages``).
 Streaming events used: ``message_start`` (id, input usage), ``content_block_delta`` with
 ``text_delta`` (text), ``message_delta`` (output usage, stop reason), ``message_stop``; an
-``error`` event raises like an HTTP error. ``usage["prompt_tokens"]`` counts every prompt token
-the API read: ``input_tokens`` plus cache-creation and cache-read tokens. The card fills
+``error`` event raises like an HTTP error. Usage is normalised (SPEC §6.4): ``input`` counts
+every prompt token the API read (``input_tokens`` + ``cache_read_input_tokens`` +
+``cache_creation_input_tokens``), ``cachedRead``/``cacheWrite`` the latter two. The card fills
 ``model``, ``temperature`` and ``max_tokens`` (the API requires it: 4096 when neither the body nor
 the card sets one). Cancel and errors as in :mod:`chatkeep.providers.chat`; SDK errors become
 chatkeep errors in :func:`translate` only.
@@ -22,7 +23,7 @@ from ..errors import ChatkeepError, ProviderConfigError
 from . import _errors
 from ._sdk import CONNECT_TIMEOUT, NO_KEY, READ_TIMEOUT, cancelled, run_sdk_call
 from .cards import Card, sdk_base_url
-from .events import Done, Event, TextDelta, usage_dict
+from .events import Done, Event, TextDelta, dig, usage_dict
 
 __all__ = ["DEFAULT_MAX_TOKENS", "prepare_body", "stream", "translate"]
 
@@ -94,25 +95,41 @@ def stream(
     )
 
 
-def _prompt_tokens(usage: Any) -> Any:
-    total = getattr(usage, "input_tokens", None)
-    if not isinstance(total, int):
+def _read_usage(usage: Any, into: dict[str, Any], *, later: bool = False) -> None:
+    """Copy the usage fields ``usage`` reports into ``into`` (later events refine earlier ones;
+    a ``later`` event's zero input figures mean "not repeated here", not "none")."""
+    for key in (
+        "input_tokens",
+        "cache_read_input_tokens",
+        "cache_creation_input_tokens",
+        "output_tokens",
+    ):
+        value = dig(usage, key)
+        if isinstance(value, int) and not isinstance(value, bool):
+            if later and not value and key != "output_tokens" and key in into:
+                continue
+            into[key] = value
+
+
+def anthropic_usage(fields: Mapping[str, Any]) -> dict[str, int] | None:
+    """Normalised usage: ``input`` = input + cache read + cache creation tokens."""
+    base = fields.get("input_tokens")
+    if not isinstance(base, int):
         return None
-    for extra in ("cache_creation_input_tokens", "cache_read_input_tokens"):
-        value = getattr(usage, extra, None)
-        if isinstance(value, int):
-            total += value
-    return total
+    read = fields.get("cache_read_input_tokens") or 0
+    write = fields.get("cache_creation_input_tokens") or 0
+    return usage_dict(base + read + write, fields.get("output_tokens"), read, write)
 
 
 def _single(message: Any, cancel: threading.Event | None) -> Iterator[Event]:
     text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
     if text:
         yield TextDelta(text)
-    usage = message.usage
+    fields: dict[str, Any] = {}
+    _read_usage(message.usage, fields)
     yield Done(
         text,
-        usage=usage_dict(_prompt_tokens(usage), usage.output_tokens) if usage else None,
+        usage=anthropic_usage(fields),
         response_id=message.id,
         interrupted=cancelled(cancel),
         finish_reason=message.stop_reason,
@@ -122,8 +139,7 @@ def _single(message: Any, cancel: threading.Event | None) -> Iterator[Event]:
 def _streamed(events: Any, card: Card, cancel: threading.Event | None) -> Iterator[Event]:
     parts: list[str] = []
     message_id = None
-    prompt = None
-    completion = None
+    fields: dict[str, Any] = {}
     stop_reason = None
     with events:  # closes the HTTP response, also on cancel and errors
         for event in events:
@@ -132,8 +148,7 @@ def _streamed(events: Any, card: Card, cancel: threading.Event | None) -> Iterat
             kind = getattr(event, "type", "")
             if kind == "message_start":
                 message_id = event.message.id
-                prompt = _prompt_tokens(event.message.usage)
-                completion = getattr(event.message.usage, "output_tokens", None)
+                _read_usage(event.message.usage, fields)
             elif kind == "content_block_delta":
                 text = getattr(event.delta, "text", None)
                 if getattr(event.delta, "type", "") == "text_delta" and text:
@@ -141,15 +156,11 @@ def _streamed(events: Any, card: Card, cancel: threading.Event | None) -> Iterat
                     yield TextDelta(text)
             elif kind == "message_delta":
                 stop_reason = event.delta.stop_reason or stop_reason
-                if event.usage is not None:
-                    completion = event.usage.output_tokens
-                    later = _prompt_tokens(event.usage)  # newer APIs repeat input usage here
-                    if isinstance(later, int) and later:
-                        prompt = later
+                _read_usage(event.usage, fields, later=True)  # newer APIs repeat input usage here
             elif kind == "message_stop":
                 yield Done(
                     "".join(parts),
-                    usage=usage_dict(prompt, completion),
+                    usage=anthropic_usage(fields),
                     response_id=message_id,
                     finish_reason=stop_reason,
                 )

@@ -5,8 +5,8 @@ optionally ``previous_response_id``) through the official ``openai`` SDK. Stream
 ``response.created`` (id), ``response.output_text.delta`` (text), ``response.completed`` (usage,
 id); ``response.failed`` and ``error`` events raise like HTTP errors (an overflow reported
 mid-stream is a ``ContextOverflow`` too). ``Done.response_id`` is the id to pass as
-``previous_response_id`` next turn; usage maps ``input_tokens``/``output_tokens`` to
-``prompt_tokens``/``completion_tokens``. The card fills ``model``, ``temperature`` and
+``previous_response_id`` next turn; usage is normalised from ``input_tokens``,
+``input_tokens_details.cached_tokens`` and ``output_tokens``. The card fills ``model``, ``temperature`` and
 ``max_output_tokens`` when the body leaves them out. Cancel and errors as in
 :mod:`chatkeep.providers.chat`.
 """
@@ -20,7 +20,7 @@ from typing import Any
 from . import _errors, _openai
 from ._sdk import cancelled, run_sdk_call
 from .cards import Card
-from .events import Done, Event, TextDelta, usage_dict
+from .events import Done, Event, TextDelta, dig, usage_dict
 
 __all__ = ["prepare_body", "stream"]
 
@@ -57,13 +57,24 @@ def _usage(response: Any) -> dict[str, int] | None:
     usage = getattr(response, "usage", None)
     if usage is None:
         return None
-    return usage_dict(usage.input_tokens, usage.output_tokens)
+    return usage_dict(
+        dig(usage, "input_tokens"),
+        dig(usage, "output_tokens"),
+        dig(usage, "input_tokens_details", "cached_tokens"),
+    )
 
 
 def _single(response: Any, card: Card, cancel: threading.Event | None) -> Iterator[Event]:
     if getattr(response, "error", None):
         raise _errors.stream_error(card, _dump(response.error))
-    text = response.output_text or ""
+    text = response.output_text
+    if text is None:  # a parsed JSON answer: no SDK property, join the output text parts
+        text = "".join(
+            part.text or ""
+            for item in response.output or ()
+            for part in (item.content or ())
+            if part.type == "output_text"
+        )
     if text:
         yield TextDelta(text)
     yield Done(

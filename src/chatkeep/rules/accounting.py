@@ -5,7 +5,9 @@
 - ``chars`` — characters of text sent (system prompt / instructions and every text block);
 - ``images`` and ``imageBytes`` — image parts and their data-URL characters (Anthropic base64
   blocks are counted as the equivalent data URL, so styles compare);
-- ``estTokens`` — ``chars // 4 + 1000 * images`` (an estimate; providers' usage is exact);
+- ``estTokens`` — text ``ceil(chars / 4)`` plus every image by its pixel size under the
+  request's provider rules (:mod:`chatkeep.rules.tokens`; an estimate, providers' usage is
+  exact); a bare body is judged Anthropic when it carries Anthropic ``image``/``system`` blocks;
 - ``bytes`` — length of the serialized body;
 - ``prefixBytes`` — length of the longest common byte prefix with the previous request of the
   same conversation (0 without one);
@@ -18,11 +20,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from .tokens import image_tokens, text_tokens
 from .wire.base import WireRequest, serialize
 
-__all__ = ["TOKENS_PER_IMAGE", "common_prefix_length", "request_stats"]
+__all__ = ["common_prefix_length", "estimate_tokens", "request_stats"]
 
-TOKENS_PER_IMAGE = 1000
 _IMAGE_TYPES = ("image_url", "input_image", "image")
 
 
@@ -60,22 +62,22 @@ def common_prefix_length(a: bytes, b: bytes) -> int:
     return lo
 
 
-def _image_chars(part: dict[str, Any]) -> int:
+def _image_url(part: dict[str, Any]) -> str:
     kind = part.get("type")
     if kind == "image_url":
         img = part.get("image_url")
         url = img.get("url", "") if isinstance(img, dict) else img
-        return len(url) if isinstance(url, str) else 0
+        return url if isinstance(url, str) else ""
     if kind == "input_image":
         url = part.get("image_url")
-        return len(url) if isinstance(url, str) else 0
+        return url if isinstance(url, str) else ""
     source = part.get("source") or {}
     if source.get("type") == "base64":
-        return len(f"data:{source.get('media_type', '')};base64,") + len(source.get("data", ""))
-    return len(source.get("url", "") or "")
+        return f"data:{source.get('media_type', '')};base64," + str(source.get("data", ""))
+    return str(source.get("url", "") or "")
 
 
-def _count(node: Any, acc: dict[str, int]) -> None:
+def _count(node: Any, acc: dict[str, Any]) -> None:
     if isinstance(node, list):
         for item in node:
             _count(item, acc)
@@ -83,8 +85,10 @@ def _count(node: Any, acc: dict[str, int]) -> None:
     if not isinstance(node, dict):
         return
     if node.get("type") in _IMAGE_TYPES:
+        url = _image_url(node)
         acc["images"] += 1
-        acc["imageBytes"] += _image_chars(node)
+        acc["imageBytes"] += len(url)
+        acc["imageTokens"] += image_tokens(url, acc["style"])
         return
     content = node.get("content")
     if isinstance(content, str):
@@ -96,13 +100,32 @@ def _count(node: Any, acc: dict[str, int]) -> None:
         acc["chars"] += len(text)
 
 
+def _guess_style(body: dict[str, Any]) -> str:
+    if isinstance(body.get("system"), list):
+        return "anthropic"
+    for message in body.get("messages") or ():
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, list) and any(
+            isinstance(b, dict) and b.get("type") == "image" for b in content
+        ):
+            return "anthropic"
+    return "responses" if "input" in body else "chat"
+
+
+def estimate_tokens(request: WireRequest | dict[str, Any]) -> int:
+    """Estimated prompt tokens of a request (``request_stats(request)["estTokens"]``)."""
+    return int(request_stats(request)["estTokens"])
+
+
 def request_stats(
     request: WireRequest | dict[str, Any] | bytes,
     previous: WireRequest | dict[str, Any] | bytes | None = None,
 ) -> dict[str, Any]:
     """Size and prefix-reuse figures of one request (see the module docstring)."""
     body = _body(request) or {}
-    acc = {"chars": 0, "images": 0, "imageBytes": 0}
+    style = request.style if isinstance(request, WireRequest) else _guess_style(body)
+    acc: dict[str, Any] = {"chars": 0, "images": 0, "imageBytes": 0, "imageTokens": 0}
+    acc["style"] = style
     for key in ("instructions", "system"):
         value = body.get(key)
         if isinstance(value, str):
@@ -126,7 +149,7 @@ def request_stats(
         "chars": acc["chars"],
         "images": acc["images"],
         "imageBytes": acc["imageBytes"],
-        "estTokens": acc["chars"] // 4 + TOKENS_PER_IMAGE * acc["images"],
+        "estTokens": text_tokens(acc["chars"]) + acc["imageTokens"],
         "bytes": len(raw),
         "prefixBytes": prefix,
         "prefixRatio": (prefix / len(raw)) if raw and previous is not None else 0.0,

@@ -198,17 +198,21 @@ function usageLine(view) {
   return el("div", { className: "usage", text: usageText(view.usage, cost) });
 }
 
-export function assistantBubble(view, { isLast = false, readOnly = false } = {}) {
+export function assistantBubble(view, { isLast = false, readOnly = false, cutOff = false } = {}) {
   const body = el("div", { className: "md" });
   body.innerHTML = view.html || ""; // server-sanitized Markdown (markdown-it-py, html off)
   const meta = [];
   if (view.provider) meta.push([view.provider.name, view.provider.model].filter(Boolean).join(" · "));
-  if (view.interrupted) meta.push("stopped");
+  if (cutOff) meta.push("interrupted — the reply was cut off");
+  else if (view.interrupted) meta.push("stopped");
   const copy = el("button", { type: "button", className: "copy", text: "Copy", "aria-label": "Copy reply" });
   copy.addEventListener("click", () => copyText(stripThought(view.text), copy));
   return el(
     "div",
-    { className: `bubble assistant${readOnly ? " archived" : ""}${view.interrupted ? " interrupted" : ""}`, dataset: { index: view.index } },
+    {
+      className: `bubble assistant${readOnly ? " archived" : ""}${view.interrupted ? " interrupted" : ""}${cutOff ? " partial" : ""}`,
+      dataset: { index: view.index },
+    },
     body,
     usageLine(view),
     el(

@@ -120,11 +120,28 @@ function unansweredQuestion() {
   return k >= 0 && state.views[k].role === "user" ? state.views[k] : null;
 }
 
+// A failed turn whose stream dropped after some text: the engine keeps that text as an
+// interrupted reply; it is shown as cut off, and its question carries the error with Retry.
+function cutOffQuestion() {
+  const k = lastMessageIndex();
+  if (k < 0 || !state.failure || state.busy) return null;
+  const reply = state.views[k];
+  if (reply.role !== "assistant" || !reply.interrupted) return null;
+  for (let j = k - 1; j >= 0; j--) {
+    const v = state.views[j];
+    if (v.kind !== "attachment" && v.role === "user") return v;
+  }
+  return null;
+}
+
 function nodeFor(view, { readOnly = false } = {}) {
   if (view.kind === "attachment") return chip(view, readOnly);
   const last = !readOnly && view === state.views[lastMessageIndex()];
-  if (view.role === "user") return userBubble(view, { readOnly, unanswered: last && !state.busy });
-  return assistantBubble(view, { isLast: last, readOnly });
+  const cut = readOnly ? null : cutOffQuestion();
+  if (view.role === "user") {
+    return userBubble(view, { readOnly, unanswered: (last && !state.busy) || view === cut });
+  }
+  return assistantBubble(view, { isLast: last, readOnly, cutOff: last && cut !== null });
 }
 
 function emptyNote() {
@@ -281,7 +298,7 @@ export function isUnansweredText(text) {
 
 // Retry answers the unanswered last question in place (SPEC §3.5): its bubble stays, no echo.
 export function retry() {
-  const question = unansweredQuestion();
+  const question = unansweredQuestion() || cutOffQuestion();
   if (!question) return Promise.resolve(null);
   return streamTurn("/api/chat/regenerate", {}, { from: question.index + 1, keep: question.index });
 }

@@ -15,6 +15,7 @@ from typing import Any
 
 from ...entries import Entry
 from ...errors import ProviderConfigError
+from ..cache import plan_cache
 from .anthropic import build_anthropic
 from .base import (
     HISTORY_STEPS,
@@ -63,12 +64,19 @@ def build_request(
     stream: bool = True,
     previous_response_id: str | None = None,
     steps: Sequence[HistoryStep] = HISTORY_STEPS,
+    prompt_cache_key: str | None = None,
 ) -> WireRequest:
     """The request for ``history`` + the new ``user_entry`` in the wire format of ``style``,
     after the history ``steps`` (default :data:`HISTORY_STEPS`: age stale attachments, prepare
     for the model, sendable image types; the new turn always goes through :data:`TURN_STEPS`;
     ``steps=()`` resends the stored history verbatim, the naive
-    baseline of request accounting)."""
+    baseline of request accounting).
+
+    ``anthropic`` requests built with the standard steps get planned cache marks
+    (:func:`~chatkeep.rules.cache.plan_cache` over the stored history: the plan knows what those
+    steps rewrite next); other steps get one mark at the end. ``prompt_cache_key``
+    (``chat``/``responses`` only; computed by the caller, see
+    :func:`chatkeep.rules.cache.prompt_cache_key`) is sent as the body's ``prompt_cache_key``."""
     builder = BUILDERS.get(style)
     if builder is None:
         raise ProviderConfigError(
@@ -83,6 +91,10 @@ def build_request(
         "max_tokens": max_tokens,
         "stream": stream,
     }
+    if prompt_cache_key and style in ("chat", "responses"):
+        kwargs["prompt_cache_key"] = prompt_cache_key
+    if style == "anthropic" and tuple(steps) == HISTORY_STEPS:
+        kwargs["cache_plan"] = plan_cache(history, user_entry)
     if previous_response_id:
         if style != "responses":
             raise ProviderConfigError(

@@ -1,14 +1,17 @@
 """Anthropic Messages: ``POST {base}/messages`` (SPEC §6.3).
 
-- ``system`` is a separate list with one text block marked ``cache_control: ephemeral``;
+- ``system`` is a separate list with one text block;
 - content is always a list of blocks: text → ``text`` blocks (empty text dropped, the API
   rejects it), data-URL images → ``image`` blocks with a base64 source;
 - the first message must be ``user``: leading assistant entries (left over after the live
   window trimmed their question) are dropped;
 - consecutive messages of the same role are merged into one (attachments followed by the
   question become one user message);
-- the last block of the last message carries ``cache_control: ephemeral`` so the whole
-  conversation so far is a cache breakpoint;
+- prompt-cache marks (``cache_control: ephemeral``) are planned (SPEC §6.5,
+  :mod:`chatkeep.rules.cache`): with a :class:`~chatkeep.rules.cache.CachePlan` at most four —
+  system, the last block before what the previous request rewrote, the last block before what
+  this request's rules rewrite next turn, the last block; without a plan, system and the last
+  block;
 - ``max_tokens`` is required by the API (default 4096).
 """
 
@@ -18,6 +21,7 @@ from typing import Any
 
 from ...dataurl import parse as parse_data_url
 from ...entries import Entry
+from ..cache import EPHEMERAL, CachePlan, Cut, place_breakpoints
 from .base import WireRequest, canonical_parts, join_base_url
 
 __all__ = [
@@ -31,7 +35,6 @@ __all__ = [
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 DEFAULT_MAX_TOKENS = 4096
 PATH = "messages"
-EPHEMERAL = {"type": "ephemeral"}
 
 
 def _image_block(url: str) -> dict[str, Any]:
@@ -44,36 +47,62 @@ def _image_block(url: str) -> dict[str, Any]:
     return {"type": "image", "source": {"type": "url", "url": url}}
 
 
-def _blocks(entry: Entry) -> list[dict[str, Any]]:
+def _blocks(entry: Entry, i: int) -> list[tuple[Cut, dict[str, Any]]]:
+    """The entry's blocks, each with its cut ``(entry index, part index)``."""
     content = canonical_parts(entry)
     if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
-    blocks: list[dict[str, Any]] = []
-    for part in content:
+        return [((i, 0), {"type": "text", "text": content})] if content else []
+    blocks: list[tuple[Cut, dict[str, Any]]] = []
+    for k, part in enumerate(content):
         if part["type"] == "text":
             if part["text"]:
-                blocks.append({"type": "text", "text": part["text"]})
+                blocks.append(((i, k), {"type": "text", "text": part["text"]}))
         else:
-            blocks.append(_image_block(part["image_url"]["url"]))
+            blocks.append(((i, k), _image_block(part["image_url"]["url"])))
     return blocks
 
 
-def anthropic_messages(history: list[Entry]) -> list[dict[str, Any]]:
-    """Messages in Anthropic shape (user first, roles alternating, cache mark on the last block)."""
+def _messages_with_cuts(history: list[Entry]) -> tuple[list[dict[str, Any]], list[Cut]]:
     messages: list[dict[str, Any]] = []
-    for entry in history:
+    cuts: list[Cut] = []
+    for i, entry in enumerate(history):
         role = entry["role"]
-        blocks = _blocks(entry)
-        if not blocks or (not messages and role != "user"):
+        pairs = _blocks(entry, i)
+        if not pairs or (not messages and role != "user"):
             continue
+        blocks = [b for _, b in pairs]
+        cuts.extend(c for c, _ in pairs)
         if messages and messages[-1]["role"] == role:
             messages[-1]["content"].extend(blocks)
         else:
             messages.append({"role": role, "content": blocks})
-    if messages:
-        last = messages[-1]["content"]
-        last[-1] = {**last[-1], "cache_control": dict(EPHEMERAL)}
-    return messages
+    return messages, cuts
+
+
+def _mark(messages: list[dict[str, Any]], positions: tuple[int, ...]) -> None:
+    """Put ``cache_control`` on the flat block indexes ``positions`` (copies of the blocks)."""
+    wanted = set(positions)
+    k = 0
+    for message in messages:
+        content = message["content"]
+        for j, block in enumerate(content):
+            if k in wanted:
+                content[j] = {**block, "cache_control": dict(EPHEMERAL)}
+            k += 1
+
+
+def _marked(
+    history: list[Entry], plan: CachePlan | None, has_system: bool
+) -> tuple[list[dict[str, Any]], bool]:
+    messages, cuts = _messages_with_cuts(history)
+    marks = place_breakpoints(cuts, plan or CachePlan(), has_system=has_system)
+    _mark(messages, marks.blocks)
+    return messages, marks.system
+
+
+def anthropic_messages(history: list[Entry], plan: CachePlan | None = None) -> list[dict[str, Any]]:
+    """Messages in Anthropic shape (user first, roles alternating, planned cache marks)."""
+    return _marked(history, plan, False)[0]
 
 
 def build_anthropic(
@@ -86,15 +115,20 @@ def build_anthropic(
     temperature: float | None = None,
     max_tokens: int | None = None,
     stream: bool = True,
+    cache_plan: CachePlan | None = None,
 ) -> WireRequest:
-    """The request for a prepared history plus the new user entry."""
+    """The request for a prepared history plus the new user entry; ``cache_plan`` (from
+    :func:`~chatkeep.rules.cache.plan_cache` over the stored history) places the cache marks."""
     body: dict[str, Any] = {
         "model": model,
         "max_tokens": max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS,
     }
+    messages, system_marked = _marked([*history, user_entry], cache_plan, bool(system_prompt))
     if system_prompt:
-        body["system"] = [{"type": "text", "text": system_prompt, "cache_control": dict(EPHEMERAL)}]
-    messages = anthropic_messages([*history, user_entry])
+        block: dict[str, Any] = {"type": "text", "text": system_prompt}
+        if system_marked or not messages:
+            block["cache_control"] = dict(EPHEMERAL)
+        body["system"] = [block]
     if not messages:
         # An empty new turn after nothing sendable: the API needs one non-empty user message.
         messages = [

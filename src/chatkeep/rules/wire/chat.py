@@ -32,6 +32,7 @@ def build_chat(
     temperature: float | None = None,
     max_tokens: int | None = None,
     stream: bool = True,
+    prompt_cache_key: str | None = None,
 ) -> WireRequest:
     """The request for a prepared history plus the new user entry."""
     messages: list[dict[str, Any]] = []
@@ -47,5 +48,7 @@ def build_chat(
         body["temperature"] = temperature
     if max_tokens is not None:
         body["max_tokens"] = max_tokens
+    if prompt_cache_key:
+        body["prompt_cache_key"] = prompt_cache_key
     body["messages"] = messages
     return WireRequest("chat", join_base_url(base_url or DEFAULT_BASE_URL, PATH), body)

@@ -72,6 +72,7 @@ def build_responses(
     temperature: float | None = None,
     max_tokens: int | None = None,
     stream: bool = True,
+    prompt_cache_key: str | None = None,
     previous_response_id: str | None = None,
 ) -> WireRequest:
     """The request for a prepared history plus the new user entry."""
@@ -88,4 +89,6 @@ def build_responses(
         body["temperature"] = temperature
     if max_tokens is not None:
         body["max_output_tokens"] = max_tokens
+    if prompt_cache_key:
+        body["prompt_cache_key"] = prompt_cache_key
     return WireRequest("responses", join_base_url(base_url or DEFAULT_BASE_URL, PATH), body)

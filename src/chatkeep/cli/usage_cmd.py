@@ -1,0 +1,79 @@
+"""``chatkeep usage`` and the usage line ``chat`` prints after a reply (SPEC §6.4, §10).
+
+The figures are the providers' own, as stored on each assistant entry
+(``usage: {input, cachedRead, cacheWrite, output}``); the cost is estimated from the answering
+card's ``prices`` (per million tokens) and shown only when the card has prices.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .context import pass_ctx
+from .output import echo_json
+
+
+def _cost(value: float | None) -> str:
+    if value is None:
+        return ""
+    return f"~${value:,.4f}" if value < 1 else f"~${value:,.2f}"
+
+
+def usage_line(usage: dict[str, int] | None, cost: float | None) -> str | None:
+    """One line: tokens in, share read from cache (and written), tokens out, estimated cost."""
+    if not usage:
+        return None
+    inp = usage.get("input", 0)
+    share = usage.get("cachedRead", 0) / inp if inp else 0.0
+    parts = [f"{inp:,} tokens in ({share:.0%} from cache"]
+    if usage.get("cacheWrite"):
+        parts[0] += f", {usage['cacheWrite']:,} written"
+    parts[0] += ")"
+    parts.append(f"{usage.get('output', 0):,} out")
+    if cost is not None:
+        parts.append(_cost(cost))
+    return "usage: " + " · ".join(parts)
+
+
+def _row(label: str, t: dict[str, Any]) -> str:
+    cost = _cost(t["cost"]) or "—"
+    return (
+        f"{label[:28]:<28} {t['turns']:>6,} {t['input']:>12,} {t['cachedRead']:>12,} "
+        f"{t['cacheWrite']:>11,} {t['output']:>10,} {t['cacheHitRate']:>6.0%} {cost:>11}"
+    )
+
+
+@click.command("usage")
+@click.option("--session", "session", metavar="ID", help="Only this saved session (id or prefix).")
+@click.option(
+    "--by",
+    type=click.Choice(["day", "session"]),
+    help="Group the totals by session, or by day (a session's turns count on its creation day).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output (stable schema).")
+@pass_ctx
+def usage_cmd(ctx, session: str | None, by: str | None, as_json: bool) -> None:  # noqa: ANN001
+    """Tokens in / cached / written / out, cache-hit rate and estimated cost of stored turns."""
+    from .. import usage_report
+
+    report = usage_report(ctx.store(), session=session, by=by)
+    if as_json:
+        echo_json(report)
+        return
+    head = (
+        f"{'':<28} {'turns':>6} {'tokens in':>12} {'from cache':>12} {'written':>11} "
+        f"{'out':>10} {'hit':>6} {'cost':>11}"
+    )
+    click.echo(head)
+    for group in report["groups"]:
+        click.echo(_row(str(group["label"]), group))
+    click.echo(_row("total", report["totals"]))
+    totals = report["totals"]
+    if totals["turns"] and totals["pricedTurns"] < totals["turns"]:
+        click.echo(
+            f"{totals['turns'] - totals['pricedTurns']} turn(s) without prices: add them with "
+            "`chatkeep provider add NAME … --price-input P --price-output P`",
+            err=True,
+        )
