@@ -6,7 +6,12 @@ per-turn request table, then one summary table: for each figure every system's m
 ratio chatkeep/system measured side by side in this run, and the target with its verdict for
 chatkeep. Timings are reported, never asserted. ``--json PATH`` also writes every median.
 
-Run: ``python -m bench [--rounds N] [--save-rounds N] [--sessions N] [--seed N] [--json PATH]``.
+Then the scale table of :mod:`bench.scale`: every everyday operation at 1× and 100× store size
+(100,000 archived entries, 10,000 sessions) on SQLite and — when ``CHATKEEP_BENCH_PG`` names a
+database — PostgreSQL, with the growth ratios (``--scale quick``: 1× and 10×; ``off``: skipped).
+
+Run: ``python -m bench [--rounds N] [--save-rounds N] [--sessions N] [--seed N]
+[--scale full|quick|off] [--json PATH]``.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import tempfile
 import time
 from typing import Any
 
-from bench import cache_economy, compare, interop
+from bench import cache_economy, compare, interop, scale
 
 STORAGE = ("chatkeep", "openai-agents", "langgraph", "json-blob")
 REQUEST = {
@@ -103,25 +108,50 @@ def _storage_rows(st: dict[str, Any], foot: list[str]) -> list[tuple[str, str, s
             )
         elif p100 and p5k:
             rows.append(("", peer, f"{p5k / p100:.2f}×", "", "", ""))
+
+    def vs(fig: str, peer: str, limit: float) -> str:
+        ck, other = get("chatkeep", fig), get(peer, fig)
+        if ck is None or not other:
+            return "NOT met (no figure)"
+        return f"{'met' if ck / other <= limit else 'NOT met'} ({ck / other:.2f}× {peer})"
+
     s100, s5k = get("chatkeep", "append+seen@100"), get("chatkeep", "append+seen@5000")
     if s100 and s5k:
         rows.append(
             (
-                "extra: turn + mark_images_seen()",
+                "turn + mark_images_seen()",
                 "chatkeep",
                 f"{_t(s100)} @100, {_t(s5k)} @5,000 ({s5k / s100:.2f}×)",
                 "",
-                "",
-                "not a target",
+                "5,000 ≤ 1.5× 100",
+                "met" if s5k / s100 <= 1.5 else "NOT met",
             )
         )
-    figure("read history @5,000 entries", "read@5000", _t)
+    figure(
+        "read history @5,000 entries",
+        "read@5000",
+        _t,
+        "≤ 1.0× json-blob",
+        vs("read@5000", "json-blob", 1.0),
+    )
     figure("read history, figure conversation", "read@figure", _t)
-    figure("get_all() vs peer settings read", "settings", _t)
+    figure(
+        "get_all() vs peer settings read",
+        "settings",
+        _t,
+        "≤ 2× json-blob row",
+        vs("settings", "json-blob", 2.0),
+    )
     build = mark(
         "chatkeep also runs mark_images_seen() after every turn, as a send does; the peers only append"
     )
-    figure(f"store figure conversation {build}", "figure-build", _t)
+    figure(
+        f"store figure conversation {build}",
+        "figure-build",
+        _t,
+        "≤ 1.0× openai-agents",
+        vs("figure-build", "openai-agents", 1.0),
+    )
     figure("save session: time", "save-time", _t)
     img = st["imageBytes"]
     sb = get("chatkeep", "save-bytes")
@@ -154,7 +184,17 @@ def _storage_rows(st: dict[str, Any], foot: list[str]) -> list[tuple[str, str, s
         ("met" if srch is not None and srch < 0.05 else "NOT met")
         + f" (slowest query {_t(worst)})",
     )
-    figure("save session into that drawer: time", "drawer-save-time", _t)
+    dst = get("chatkeep", "drawer-save-time")
+    drawer_peers = [get(p, "drawer-save-time") for p in ("openai-agents", "json-blob")]
+    figure(
+        "save session into that drawer: time",
+        "drawer-save-time",
+        _t,
+        "faster than both peers",
+        "met"
+        if dst is not None and all(v is not None and dst < v for v in drawer_peers)
+        else "NOT met",
+    )
     figure("save session into that drawer: growth", "drawer-save-bytes", _b)
     figure("save session into that drawer: written", "drawer-save-written", _b)
     return rows
@@ -261,6 +301,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap.add_argument(
         "--conversations", type=int, default=10_000, help="conversations in the import figure"
     )
+    ap.add_argument(
+        "--scale",
+        choices=("full", "quick", "off"),
+        default="full",
+        help="scale table: 1× and 100× (full), 1× and 10× (quick), or none",
+    )
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
@@ -294,10 +340,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     print("\nImport and integrations (side by side in this run)")
     interop.print_rows(io["rows"])
+    sc = None
+    if args.scale != "off":
+        sc = scale.run((1, 10) if args.scale == "quick" else (1, 100), args.rounds, log)
+        scale.print_report(sc)
     log("done")
     result = {
         "storage": st,
         "requests": {"totals": rq["totals"], "trimError": rq["trimError"]},
+        "scale": sc,
         "cacheEconomy": {k: v["ratios"] for k, v in cache.items()},
         "interop": {"import": io["import"], "agents": io["agents"]},
     }

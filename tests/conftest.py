@@ -82,6 +82,7 @@ class StoreSpec:
             ("ck_history_state", "profile"),
             ("ck_blobs", "hash"),
             ("ck_blob_refs", "owner, hash"),
+            ("ck_sessions", "ord"),
             ("ck_session_fts" if self.kind == "sqlite" else "ck_session_digest", "id"),
         ):
             rows = self.raw_rows(

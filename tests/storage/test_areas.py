@@ -203,7 +203,8 @@ def test_get_all_does_not_touch_history_sessions_or_blobs(pg_spec) -> None:
 
 
 def test_get_all_reads_only_its_keys_sqlite(sqlite_spec) -> None:
-    """On SQLite, get_all() reads only ck_kv rows (checked with an authorizer on the connection)."""
+    """On SQLite, get_all() reads only ck_kv rows and the profile's write counters (checked
+    with an authorizer on the connection)."""
     with sqlite_spec.open() as s:
         s.history.append(user("hi"))
         s.sessions.save()
@@ -220,7 +221,7 @@ def test_get_all_reads_only_its_keys_sqlite(sqlite_spec) -> None:
             s.get_all()
         finally:
             conn.set_authorizer(None)
-        assert tables == {"ck_kv"}
+        assert tables == {"ck_kv", "ck_versions"}
 
 
 def test_corrupt_stored_value_reads_as_default(spec) -> None:

@@ -40,6 +40,22 @@ def echo_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
 
 
+def echo_columns(headers: tuple[str, ...], rows: list[list[str]]) -> None:
+    """Rows as left-aligned columns under a header (bold on a terminal), two spaces apart.
+
+    Plain text on purpose: listing commands start in a few tens of milliseconds, and a table
+    library costs more than that to import and lay out a long list."""
+    import click  # already loaded by the entry point
+
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
+
+    def line(cells: list[str] | tuple[str, ...]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+    click.echo(click.style(line(headers), bold=True) if sys.stdout.isatty() else line(headers))
+    click.echo("\n".join(line(r) for r in rows))
+
+
 def human_size(n: int) -> str:
     if n < 1024:
         return f"{n} B"

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import datetime as dt
-import sys
 
 import click
 
 from .. import InvalidValue, NotFound, entry_view
 from .context import pass_ctx
-from .output import echo_json, plain, render_entry
+from .output import echo_columns, echo_json, plain, render_entry
 
 
 def _when(ms: object) -> str:
@@ -43,22 +42,14 @@ def list_cmd(ctx, query: str, as_json: bool) -> None:  # noqa: ANN001
     if not rows:
         click.echo("(no matching sessions)" if query.strip() else "(no saved sessions)")
         return
-    from rich.console import Console  # lazy: rich only for tables
-    from rich.table import Table  # lazy: as above
-    from rich.text import Text  # lazy: as above
-
-    table = Table(box=None, header_style="bold")
-    for col in ("id", "name", "created", "pinned") + (("match",) if query.strip() else ()):
-        table.add_column(col, no_wrap=col == "id", overflow="fold")
+    headers = ("id", "name", "created", "pinned") + (("match",) if query.strip() else ())
+    table = []
     for r in rows:
         cells = [r["id"], r["name"], _when(r["createdAt"]), "★" if r["pinned"] else ""]
         if query.strip():
             cells.append("content" if r.get("contentMatch") else "name")
-        # user text (names) as Text objects: never read as rich markup, emoji codes or styles
-        table.add_row(*(Text(plain(c)) for c in cells))
-    # piped output keeps whole names on one line (no terminal width to fit)
-    width = None if sys.stdout.isatty() else 10_000
-    Console(highlight=False, emoji=False, width=width).print(table)
+        table.append([plain(c) for c in cells])  # user text shown as text
+    echo_columns(headers, table)
 
 
 @sessions_group.command("save")

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..entries import Entry
+from ..rules.images import stamp_images_seen
 from .turn import apply_stubs, find_entry, stamp_up_to
 
 if TYPE_CHECKING:
@@ -76,7 +77,17 @@ def land(
             landed = new is not None
             return new
 
-        profile.history.mutate(fn)
+        history = profile.history
+        with history.locked():
+            if not changed and history.tail(1) == [user_entry]:
+                # the usual turn: its question is the newest entry, so the reply is appended
+                # and only the rows still holding unseen images are read and stamped
+                if stamp:
+                    history.modify_unseen(stamp_images_seen)
+                history.append(assistant)
+                landed = True
+            else:
+                history.mutate(fn)
     if landed:
         return "live", end_session or None
     target = _origin_session(profile, start_session, user_entry)

@@ -1,7 +1,9 @@
 """Image lifecycle on a stored profile (SPEC §5.1, §5.4): the storage side of the image rules.
 
-Both operations are one locked read–modify–write of the live history through
-``profile.history.mutate``, running a pure rule from :mod:`chatkeep.rules.images`.
+Both operations run a pure rule from :mod:`chatkeep.rules.images` in one locked
+read–modify–write: the seen stamp over the live entries that still hold unseen images
+(``profile.history.modify_unseen``, just those rows), the image budget over the whole live
+window (``profile.history.mutate``), because seen images count in it too (§5.4).
 """
 
 from __future__ import annotations
@@ -17,17 +19,7 @@ __all__ = ["bound_unseen_image_bytes", "mark_images_seen"]
 def mark_images_seen(profile: Profile) -> int:
     """Stamp ``imagesSeen: true`` on every live entry with image parts (§5.1); returns how
     many entries changed (no write when 0)."""
-    changed = 0
-
-    def fn(entries: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
-        nonlocal changed
-        result = stamp_images_seen(entries)
-        if result is not None:
-            changed = sum(1 for a, b in zip(entries, result, strict=True) if a is not b)
-        return result
-
-    profile.history.mutate(fn)
-    return changed
+    return profile.history.modify_unseen(stamp_images_seen)
 
 
 def bound_unseen_image_bytes(profile: Profile, budget: int = DEFAULT_UNSEEN_BUDGET) -> int:
@@ -40,5 +32,7 @@ def bound_unseen_image_bytes(profile: Profile, budget: int = DEFAULT_UNSEEN_BUDG
         result, changed = bound_unseen_images(entries, budget)
         return result
 
+    # seen images count too (§5.4: an answered image still occupies the store), so this reads
+    # the whole live window, not only the rows flagged unseen
     profile.history.mutate(fn)
     return changed

@@ -29,6 +29,13 @@ class Backend(ABC):
     substring_fn = "instr"  # position of a substring, 0 when absent
     digest_table = "ck_session_digest"
 
+    #: The live history's row count and texts, ordered by position, joined with "," in one
+    #: value (the ordered subquery gives the order; SQLite does not flatten it).
+    joined_history_sql = (
+        "SELECT count(*), group_concat(value, ',') FROM"
+        " (SELECT value FROM ck_history WHERE profile=? ORDER BY pos)"
+    )
+
     def digest_search_sql(self, needle: str) -> tuple[str, str]:
         """SQL (profile, then one parameter) selecting ids whose digest contains ``needle``."""
         return (
@@ -98,6 +105,7 @@ class Backend(ABC):
             except BaseException as exc:
                 raise self._translated(exc) from exc
             tx = Tx(self, profile)
+            tx.write = write
             self._local.depth, self._local.tx, self._local.write = 1, tx, write
             try:
                 yield tx
@@ -123,6 +131,19 @@ class Backend(ABC):
         finally:
             self.lock.release()
 
+    def read_one(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """The first column of the first row of one read statement, or None: a single
+        statement is atomic by itself, so no explicit transaction is opened (inside one on
+        this thread, it joins it)."""
+        if self._closed:
+            raise StoreError("the store is closed", hint="open it again with chatkeep.open()")
+        with self.lock:
+            try:
+                rows = self.query(sql, params)
+            except BaseException as exc:  # autocommit: a failed statement leaves no transaction
+                raise self._translated(exc) from exc
+        return rows[0][0] if rows else None
+
     def _translated(self, exc: BaseException) -> BaseException:
         if isinstance(exc, ChatkeepError):
             return exc
@@ -137,6 +158,8 @@ class Backend(ABC):
         """Apply the named migrations not applied yet, in order, **each in its own
         transaction** with its bookkeeping row: a failure leaves every earlier one applied and
         this one not at all."""
+        if self._all_applied():  # the usual open: one read, no write transaction at all
+            return
         with self.transaction("", write=True):
             self.execute(
                 "CREATE TABLE IF NOT EXISTS ck_migrations"
@@ -154,6 +177,14 @@ class Backend(ABC):
                     "INSERT INTO ck_migrations (name, applied_at) VALUES (?, ?)",
                     (migration.name, now_ms()),
                 )
+
+    def _all_applied(self) -> bool:
+        try:
+            with self.transaction("", write=False):
+                done = {r[0] for r in self.query("SELECT name FROM ck_migrations")}
+        except StoreError:  # a new database: no bookkeeping table yet
+            return False
+        return all(m.name in done for m in self.migrations())
 
     def applied_migrations(self) -> list[str]:
         """Names of the migrations applied to this database, in the order applied."""

@@ -177,3 +177,9 @@ def decode_many(
             except CorruptValue as exc:
                 out.append(exc)
         return out
+
+
+def needs_resolve(text: str) -> bool:
+    """Whether a stored text holds NUL-prefixed strings (blob markers or escapes) that
+    :func:`decode` must resolve; without them the text is plain JSON."""
+    return MARK_JSON[:6] in text

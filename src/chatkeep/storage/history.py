@@ -7,16 +7,29 @@ keep the last ``maxHistoryEntries`` entries, then drop the oldest while the text
 
 Writes are differential: a mutation rewrites only the rows after the longest unchanged prefix,
 and :meth:`History.append` inserts one row without reading the history at all.
+
+Each live row carries an ``unseen`` flag (the entry has image parts and no ``imagesSeen:
+true``), so :meth:`History.modify_unseen` — the seen stamp and the unseen-image budget — reads
+and rewrites only those rows: its cost follows the entries it changes, not the history length.
+:meth:`History.read` fetches every row's text joined into one value and parses it once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..constants import ACTIVE_SESSION_KEY, DEFAULTS
-from ..entries import is_attachment, text_length, validate_entries, validate_entry
+from ..entries import (
+    has_image_parts,
+    is_attachment,
+    text_length,
+    validate_entries,
+    validate_entry,
+)
 from ..errors import CorruptValue, InvalidEntry, InvalidValue
 from . import codec
 from .sql import now_ms
@@ -26,6 +39,16 @@ if TYPE_CHECKING:
     from .sql import Tx
 
 Entries = list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class _Snapshot:
+    """The live rows' texts joined into one JSON array, at one value of the write counter."""
+
+    version: int
+    count: int
+    text: str
+    clean: bool  # no blob marker or escape to resolve, and every row is a readable entry
 
 
 @dataclass
@@ -53,12 +76,16 @@ def _setting(values: dict[str, Any], key: str) -> int:
     return int(DEFAULTS[key])
 
 
+_ROLES = ("user", "assistant")  # a tuple: a stored role may be unhashable
+
+
 def _readable(value: Any) -> bool:
-    return (
-        isinstance(value, dict)
-        and value.get("role") in ("user", "assistant")
-        and "content" in value
-    )
+    return isinstance(value, dict) and value.get("role") in _ROLES and "content" in value
+
+
+def _unseen(entry: Any) -> bool:
+    """The row flag: image parts and no ``imagesSeen: true`` (what the image rules act on)."""
+    return has_image_parts(entry) and entry.get("imagesSeen") is not True
 
 
 class History:
@@ -67,6 +94,7 @@ class History:
     def __init__(self, backend: Backend, profile: str) -> None:
         self._b = backend
         self._profile = profile
+        self._cached: _Snapshot | None = None  # as last read outside a write transaction
 
     # -- reading ----------------------------------------------------------------------------
     def _load(self, tx: Tx) -> tuple[list[_Row], list[_Row], Entries]:
@@ -85,10 +113,62 @@ class History:
     def read(self) -> Entries:
         """The live list (``[]`` if missing); unreadable rows are skipped and reported by stats."""
         with self._b.transaction(self._profile, write=False) as tx:
-            return self._load(tx)[2]
+            return self.entries_in(tx)
 
     def entries_in(self, tx: Tx) -> Entries:
-        return self._load(tx)[2]
+        """The live entries: one fetch of every row's text joined, one parse, one blob query;
+        row by row only when some row does not parse (to skip just that row)."""
+        snap = self._snapshot(tx)
+        if snap is None:
+            return []
+        if snap.clean:  # known: plain JSON, one readable entry per row
+            return list(json.loads(snap.text))
+        try:
+            values = codec.decode(snap.text, tx.fetch_urls)
+        except CorruptValue:
+            values = None
+        if not isinstance(values, list) or len(values) != snap.count:
+            return self._load(tx)[2]
+        return [v for v in values if isinstance(v, dict) and _readable(v)]
+
+    def _snapshot(self, tx: Tx) -> _Snapshot | None:
+        """The joined row texts (blob markers unresolved), kept in this process until the
+        profile's history write counter moves — in this process or in any other."""
+        version = tx.versions()[1]
+        cached = self._cached
+        if cached is not None and cached.version == version:
+            return cached if cached.count else None
+        joined = tx.hist_joined()
+        count, text = joined if joined is not None else (0, "[]")
+        clean = False
+        if not codec.needs_resolve(text):
+            try:
+                values = json.loads(text)
+            except (TypeError, ValueError, RecursionError):
+                values = None
+            clean = (
+                isinstance(values, list)
+                and len(values) == count
+                and all(isinstance(v, dict) and _readable(v) for v in values)
+            )
+        snap = _Snapshot(version, count, text, clean)
+        if not tx.write:  # a write transaction may still roll back what it read
+            self._cached = snap
+        return snap if count else None
+
+    def tail(self, n: int) -> Entries:
+        """The newest ``n`` live entries (fewer when the history is shorter), oldest first."""
+        with self._b.transaction(self._profile, write=False) as tx:
+            texts = [t for _p, _c, t in tx.hist_tail(n)]
+            values = codec.decode_many(texts[::-1], tx.fetch_urls)
+        return [v for v in values if isinstance(v, dict) and _readable(v)]
+
+    @contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the history lock around several history operations: they run in one write
+        transaction (all or nothing) and no other writer sees a state in between."""
+        with self._b.transaction(self._profile):
+            yield
 
     def __len__(self) -> int:
         with self._b.transaction(self._profile, write=False) as tx:
@@ -150,11 +230,17 @@ class History:
             tx.kv_put(ACTIVE_SESSION_KEY, "")
         return count
 
-    def replace_in(self, tx: Tx, new_entries: Any) -> int:
-        """Write ``new_entries`` as the live history inside ``tx``; returns the live length."""
+    def replace_in(
+        self,
+        tx: Tx,
+        new_entries: Any,
+        loaded: tuple[list[_Row], list[_Row], Entries] | None = None,
+    ) -> int:
+        """Write ``new_entries`` as the live history inside ``tx``; returns the live length.
+        ``loaded``: what :meth:`_load` just returned in this transaction (spares a re-read)."""
         validate_entries(new_entries)
         encoded = [_encode_entry(e, i) for i, e in enumerate(new_entries)]
-        rows, good, _ = self._load(tx)
+        rows, good, _ = loaded if loaded is not None else self._load(tx)
         keep = 0
         while keep < len(good) and keep < len(encoded) and good[keep].text == encoded[keep][0]:
             keep += 1
@@ -162,8 +248,8 @@ class History:
         if stale:
             tx.hist_delete([r.pos for r in stale])
         pos = tx.hist_next_pos()
-        for text, blobs, chars in encoded[keep:]:
-            tx.hist_insert(pos, chars, text, blobs)
+        for (text, blobs, chars), entry in zip(encoded[keep:], new_entries[keep:], strict=True):
+            tx.hist_insert(pos, chars, text, blobs, _unseen(entry))
             pos += 1
         count = len(rows) - len(stale) + len(encoded) - keep
         chars = sum(r.chars for r in rows) - sum(r.chars for r in stale)
@@ -174,12 +260,53 @@ class History:
         """Run ``fn(entries)`` under the history lock; a returned list is validated, bounded
         and written (``None`` = no change). Returns what was written, or ``None``."""
         with self._b.transaction(self._profile) as tx:
-            entries = self._load(tx)[2]
-            result = fn(entries)
+            loaded = self._load(tx)
+            result = fn(loaded[2])
             if result is None:
                 return None
-            self.replace_in(tx, result)
-            return self._load(tx)[2]
+            self.replace_in(tx, result, loaded)
+            return self.entries_in(tx)
+
+    def modify_unseen(self, fn: Callable[[Entries], Entries | None]) -> int:
+        """Run ``fn(unseen)`` under the history lock, where ``unseen`` holds the live entries
+        with image parts and no ``imagesSeen: true``, oldest first. ``fn`` returns a list of
+        the same length (an unchanged entry as the same object) or ``None`` for no change.
+        Only the changed entries' rows are validated and rewritten, in place; the rest of the
+        history is neither read nor written. Returns the number of entries rewritten."""
+        with self._b.transaction(self._profile) as tx:
+            rows = tx.hist_unseen_rows()
+            values = codec.decode_many([t for _p, _c, t in rows], tx.fetch_urls)
+            found: list[tuple[int, int, dict[str, Any]]] = []
+            cleared: list[int] = []
+            for (pos, chars, _t), value in zip(rows, values, strict=True):
+                if isinstance(value, dict) and _readable(value) and _unseen(value):
+                    found.append((pos, chars, value))
+                elif not isinstance(value, CorruptValue):
+                    cleared.append(pos)  # flagged by default before the flag existed
+            if cleared:
+                tx.hist_clear_unseen(cleared)
+            entries = [v for _p, _c, v in found]
+            result = fn(entries) if entries else None
+            if result is None:
+                return 0
+            if len(result) != len(entries):
+                raise InvalidValue("modify_unseen: the mutator must return one entry per entry")
+            changed = [
+                (pos, chars, new)
+                for (pos, chars, old), new in zip(found, result, strict=True)
+                if new is not old
+            ]
+            for _p, _c, new in changed:
+                validate_entry(new)
+            delta = 0
+            for pos, old_chars, new in changed:
+                text, blobs, chars = _encode_entry(new)
+                tx.hist_update(pos, chars, text, blobs, _unseen(new))
+                delta += chars - old_chars
+            if delta:
+                count, total = tx.hist_state()
+                self._after_write(tx, count, total + delta)
+            return len(changed)
 
     def append(self, entry: dict[str, Any]) -> int:
         """Append one entry; returns the new live length. Never reads the history."""
@@ -187,7 +314,7 @@ class History:
         text, blobs, chars = _encode_entry(entry)
         with self._b.transaction(self._profile) as tx:
             pos = tx.hist_next_pos()
-            tx.hist_insert(pos, chars, text, blobs)
+            tx.hist_insert(pos, chars, text, blobs, _unseen(entry))
             count, total = tx.hist_state()
             return self._after_write(tx, count + 1, total + chars)
 

@@ -32,6 +32,9 @@ class PostgresBackend(Backend):
     blob_type = "BYTEA"
     bytes_len = "octet_length"
     substring_fn = "strpos"
+    joined_history_sql = (
+        "SELECT count(*), string_agg(value, ',' ORDER BY pos) FROM ck_history WHERE profile=?"
+    )
 
     def __init__(self, url: str) -> None:
         super().__init__()

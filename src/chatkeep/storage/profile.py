@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
-from typing import Any
+from typing import IO, Any
 
 from ..constants import DEFAULTS, GET_ALL_KEYS, ORIGINAL_PREFIX, SESSIONS_INDEX_KEY
 from ..entries import has_image_parts, image_part_url, is_image_part
@@ -60,6 +60,7 @@ class Profile:
         self.local = LocalArea(backend, profile, self.history)
         self.session = MemoryArea()
         self.sessions = Sessions(backend, profile, self.history)
+        self._settings: tuple[int, str] | None = None  # (key write counter, get_all() JSON)
 
     @property
     def url(self) -> str:
@@ -81,12 +82,25 @@ class Profile:
     # -- settings ---------------------------------------------------------------------------
     def get_all(self) -> dict[str, Any]:
         """``{**DEFAULTS, **stored}`` over :data:`GET_ALL_KEYS` only; never reads history,
-        sessions or image bytes. ``history`` is always ``[]`` here."""
+        sessions or image bytes. ``history`` is always ``[]`` here.
+
+        One indexed read of those keys, kept in this process until the profile's key write
+        counter moves (any key write, from any process): a repeated call reads one row."""
+        cached = self._settings
+        if cached is not None:  # the usual call: one autocommit read of the counter row
+            now = self._backend.read_one(
+                "SELECT kv FROM ck_versions WHERE profile=?", (self.profile,)
+            )
+            if (int(now) if now is not None else 0) == cached[0]:
+                return json.loads(cached[1])
         with self._backend.transaction(self.profile, write=False) as tx:
+            version = tx.versions()[0]
             stored = tx.kv_get(list(GET_ALL_KEYS))
-        out = copy.deepcopy(DEFAULTS)
-        for key, value in stored.items():
-            out[key] = _merge_default(key, value) if key in DEFAULTS else value
+            out = copy.deepcopy(DEFAULTS)
+            for key, value in stored.items():
+                out[key] = _merge_default(key, value) if key in DEFAULTS else value
+            if not tx.write:  # a write transaction may still roll back what it read
+                self._settings = (version, json.dumps(out, ensure_ascii=False))
         return out
 
     def keep_original(self, entry: dict[str, Any]) -> bool:
@@ -126,6 +140,23 @@ class Profile:
             data,
             source=source,
             replace=replace,
+        )
+
+    def export_to(self, fh: IO[str]) -> dict[str, int]:
+        """Stream the export document into the text file ``fh`` one value at a time (memory
+        holds one entry or one session, not the profile); ``json.load`` of it equals
+        :meth:`export_data`. Returns counts of keys, live entries and archived entries."""
+        from .stream import export_to  # lazy: only export needs it
+
+        return export_to(self._backend, self.profile, self.history, fh)
+
+    def import_from(self, fh: IO[str], *, replace: bool = False) -> dict[str, Any]:
+        """Import a file written by :meth:`export_to` line by line (one transaction); any
+        other JSON file is read whole and goes through :meth:`import_data`."""
+        from .stream import import_from  # lazy: only import needs it
+
+        return import_from(
+            self._backend, self.profile, self.history, self.sessions, fh, replace=replace
         )
 
     def stats(self) -> dict[str, Any]:

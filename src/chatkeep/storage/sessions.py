@@ -32,6 +32,7 @@ from ..constants import (
 from ..digest import digest_json, hex_of
 from ..entries import entry_text, is_attachment, validate_entries, validate_entry
 from ..errors import InvalidValue, NotFound
+from . import codec
 from .sql import now_ms
 
 if TYPE_CHECKING:
@@ -115,6 +116,8 @@ class Sessions:
 
     def _ensure_migrated(self) -> None:
         with self._b.transaction(self._profile, write=False) as tx:
+            if not tx.index_has_legacy():  # one indexed probe, not a read of the index
+                return
             raw = tx.index_light()
         if isinstance(raw, list) and any(isinstance(r, dict) and "history" in r for r in raw):
             self._migrate(raw)
@@ -159,30 +162,34 @@ class Sessions:
         self._ensure_migrated()
         query = (q or "").strip().lower()
         with self._b.transaction(self._profile, write=False) as tx:
-            rows = self._read_index(tx)
-            in_text = tx.digest_search(query) if query else set()
+            if query:  # only the rows whose name or digest matches are read
+                found = tx.index_matching(query)
+                ords = [o for o, _t in found]
+                decoded = codec.decode_many([t for _o, t in found], tx.fetch_urls)
+                pairs: list[tuple[int, Row]] = [
+                    (o, r)
+                    for o, r in zip(ords, decoded, strict=True)
+                    if isinstance(r, dict) and _valid(r)
+                ]
+            else:
+                pairs = list(enumerate(self._read_index(tx)))
         # pinned first, then newest; saves within one millisecond: the later index row is newer
-        order = sorted(
-            range(len(rows)),
-            key=lambda k: (not rows[k].get("pinned", False), -_num(rows[k].get("createdAt")), -k),
+        pairs.sort(
+            key=lambda p: (not p[1].get("pinned", False), -_num(p[1].get("createdAt")), -p[0])
         )
-        ordered = [rows[k] for k in order]
         if not query:
-            return [_light(r) for r in ordered]
-        out = []
-        for r in ordered:
-            if query in str(r.get("name", "")).lower():
-                out.append({**_light(r), "contentMatch": False})
-            elif r["id"] in in_text:
-                out.append({**_light(r), "contentMatch": True})
-        return out
+            return [_light(r) for _o, r in pairs]
+        return [
+            {**_light(r), "contentMatch": query not in str(r.get("name", "")).lower()}
+            for _o, r in pairs
+        ]
 
     def resolve(self, prefix: str) -> str:
         """The full id of the one saved session whose id starts with ``prefix`` (at least
         :data:`MIN_ID_PREFIX` characters; a full id always resolves to itself). Raises
         :class:`NotFound` when none matches and :class:`InvalidValue` when several do."""
         given = prefix.strip().lower() if isinstance(prefix, str) else ""
-        ids = [str(r.get("id")) for r in self.index()]
+        ids = [str(r.get("id")) for r in self.list()]
         if given in ids:
             return given
         if len(given) < MIN_ID_PREFIX:
@@ -205,41 +212,43 @@ class Sessions:
 
     def get(self, session_id: str) -> Row | None:
         self._ensure_migrated()
+        if not isinstance(session_id, str) or not session_id:
+            return None
         with self._b.transaction(self._profile, write=False) as tx:
-            for r in self._read_index(tx):
-                if r["id"] == session_id:
-                    body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
-                    return {**_light(r), "history": body if isinstance(body, list) else []}
-        return None
+            found = tx.index_find(session_id)
+            if found is None:
+                return None
+            body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
+            return {**_light(found[1]), "history": body if isinstance(body, list) else []}
 
     # -- writes -----------------------------------------------------------------------------
-    def _evict(self, tx: Tx, index: RowList, keep: str) -> RowList:
+    def _evict(self, tx: Tx, keep: str) -> None:
         """Drop the oldest unpinned rows over ``maxSessions`` (never pinned ones, never ``keep``)."""
         cap = tx.kv_get(["maxSessions"]).get("maxSessions")
-        if not isinstance(cap, int) or isinstance(cap, bool) or cap <= 0 or len(index) <= cap:
-            return index
-        unpinned = sorted(
-            (r for r in index if not r.get("pinned") and r["id"] != keep),
-            key=lambda r: _num(r.get("createdAt")),
-        )
-        excess = len(index) - cap
-        evict = {r["id"] for r in unpinned[:excess]}
+        if not isinstance(cap, int) or isinstance(cap, bool) or cap <= 0:
+            return
+        excess = tx.index_count() - cap
+        if excess <= 0:
+            return
+        evict = list(dict.fromkeys(tx.index_oldest_unpinned(keep, excess)))
         if evict:
+            tx.index_delete_ids(evict)
+            tx.digest_delete(evict)
             tx.kv_delete([body_key(i) for i in evict])
-        return [r for r in index if r["id"] not in evict]
 
     def _save_in(self, tx: Tx, name: str | None, live: Entries) -> Row:
         sid = uuid.uuid4().hex
-        row = {
+        digest = text_digest(live)
+        row: Row = {
             "id": sid,
             "name": _check_name(name) if name and name.strip() else auto_name(live),
             "createdAt": now_ms(),
             "pinned": False,
-            "textDigest": text_digest(live),
         }
         tx.kv_put(body_key(sid), live)
-        index = self._evict(tx, [*self._read_index(tx), row], keep=sid)
-        tx.kv_put(SESSIONS_INDEX_KEY, index)
+        tx.index_append(row)
+        tx.digest_add(sid, digest)  # a fresh uuid4 id: no old digest
+        self._evict(tx, keep=sid)
         tx.kv_put(ACTIVE_SESSION_KEY, sid)
         return _light(row)
 
@@ -295,14 +304,13 @@ class Sessions:
         return added
 
     def _update_in(self, tx: Tx, session_id: str, body: Entries) -> Row | None:
-        index = self._read_index(tx)
-        for k, r in enumerate(index):
-            if r["id"] == session_id:
-                tx.kv_put(body_key(session_id), body)
-                index[k] = {**r, "textDigest": text_digest(body)}
-                tx.kv_put(SESSIONS_INDEX_KEY, index)
-                return _light(index[k])
-        return None
+        """Write one session's body and digest; its index row (name, pin, place) is kept."""
+        found = tx.index_find(session_id)
+        if found is None:
+            return None
+        tx.kv_put(body_key(session_id), body)
+        tx.digest_put(session_id, text_digest(body))
+        return _light(found[1])
 
     def update(self, session_id: str) -> Row | None:
         if not session_id:
@@ -344,7 +352,7 @@ class Sessions:
     def load(self, session_id: str) -> int:
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
-            if not any(r["id"] == session_id for r in self._read_index(tx)):
+            if not isinstance(session_id, str) or tx.index_find(session_id) is None:
                 return -1
             body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
             if not isinstance(body, list):
@@ -366,14 +374,15 @@ class Sessions:
 
     def _edit_row(self, session_id: str, **changes: Any) -> bool:
         self._ensure_migrated()
+        if not isinstance(session_id, str) or not session_id:
+            return False
         with self._b.transaction(self._profile) as tx:
-            index = self._read_index(tx)
-            for k, r in enumerate(index):
-                if r["id"] == session_id:
-                    index[k] = {**r, **changes}
-                    tx.kv_put(SESSIONS_INDEX_KEY, index)
-                    return True
-        return False
+            found = tx.index_find(session_id)
+            if found is None:
+                return False
+            item = {k: v for k, v in found[1].items() if k != "textDigest"}
+            tx.index_replace(found[0], {**item, **changes})
+            return True
 
     def rename(self, session_id: str, name: str) -> bool:
         return self._edit_row(session_id, name=_check_name(name))
@@ -383,12 +392,13 @@ class Sessions:
 
     def delete(self, session_id: str) -> bool:
         self._ensure_migrated()
+        if not isinstance(session_id, str) or not session_id:
+            return False
         with self._b.transaction(self._profile) as tx:
-            index = self._read_index(tx)
-            kept = [r for r in index if r["id"] != session_id]
-            if len(kept) == len(index):
+            if tx.index_find(session_id) is None:
                 return False
-            tx.kv_put(SESSIONS_INDEX_KEY, kept)
+            tx.index_delete_ids([session_id])
+            tx.digest_delete([session_id])
             tx.kv_delete([body_key(session_id)])
             if tx.kv_get([ACTIVE_SESSION_KEY]).get(ACTIVE_SESSION_KEY) == session_id:
                 tx.kv_put(ACTIVE_SESSION_KEY, "")
@@ -424,6 +434,10 @@ class Sessions:
         with self._b.transaction(self._profile, write=False) as tx:
             v = tx.kv_get([ACTIVE_SESSION_KEY]).get(ACTIVE_SESSION_KEY)
         return v if isinstance(v, str) else ""
+
+
+def _valid(row: Any) -> bool:
+    return isinstance(row, dict) and isinstance(row.get("id"), str) and bool(row["id"])
 
 
 def _ms_or_now(v: Any) -> int:

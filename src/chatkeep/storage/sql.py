@@ -3,7 +3,8 @@
 Layout (every row scoped by ``profile``; no query reads another profile's rows):
 
 ``ck_kv``            one row per area key; value = stored JSON text (:mod:`.codec`)
-``ck_history``       one row per live history entry, ordered by ``pos``; ``chars`` = text length
+``ck_history``       one row per live history entry, ordered by ``pos``; ``chars`` = text length;
+                     ``unseen`` = the entry has image parts and no ``imagesSeen: true``
 ``ck_archive``       entries dropped by the live window, in the order they were dropped
 ``ck_history_state`` live entry count and text length, so bounding never scans the history
 ``ck_blobs``         content-addressed image bytes (sha256 of the data URL)
@@ -15,6 +16,9 @@ Layout (every row scoped by ``profile``; no query reads another profile's rows):
                      digests back into its rows. On SQLite with FTS5 the digests live in
                      ``ck_session_fts`` instead, a trigram index, so a search that matches few
                      sessions does not scan every digest
+``ck_sessions``      the ``savedSessions`` list, one row per item (:mod:`.index_rows`), so one
+                     session's save, rename or delete writes one row
+``ck_versions``      per-profile write counters (keys, history): per-process caches check them
 ``ck_migrations``    applied schema migrations, by name
 
 Appending inserts one history row and one state update: its cost does not depend on the
@@ -30,8 +34,10 @@ from typing import Any, Protocol
 
 from ..constants import SESSIONS_INDEX_KEY
 from ..errors import CorruptValue
-from . import codec
+from . import codec, index_rows
 from .codec import Blob
+from .history_rows import HistoryRows
+from .index_rows import ROWS_MARK, IndexRows
 
 
 @dataclass(frozen=True)
@@ -74,6 +80,28 @@ MIGRATIONS: tuple[Migration, ...] = (
             " digest TEXT NOT NULL, PRIMARY KEY (profile, id))",
         ),
     ),
+    Migration(
+        # rows written before this migration count as "may hold unseen images": the first
+        # seen stamp reads them once and clears the flag of those that do not
+        "0004_history_unseen_flag",
+        (
+            "ALTER TABLE ck_history ADD COLUMN unseen INTEGER NOT NULL DEFAULT 1",
+            "CREATE INDEX IF NOT EXISTS ck_history_unseen ON ck_history (profile, pos)"
+            " WHERE unseen = 1",
+        ),
+    ),
+    Migration(
+        "0005_profile_versions",
+        (
+            "CREATE TABLE IF NOT EXISTS ck_versions (profile TEXT PRIMARY KEY,"
+            " kv BIGINT NOT NULL DEFAULT 0, history BIGINT NOT NULL DEFAULT 0)",
+        ),
+    ),
+    Migration(
+        "0006_session_index_rows",
+        index_rows.MIGRATION,
+        run=index_rows.convert_all_profiles,
+    ),
 )
 
 
@@ -96,12 +124,17 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-class Tx:
+class Tx(HistoryRows, IndexRows):
     """One backend transaction for one profile. Created only by a backend."""
+
+    chunks = staticmethod(_chunks)
+    now_ms = staticmethod(now_ms)
 
     def __init__(self, backend: Any, profile: str) -> None:
         self._b = backend
         self.profile = profile
+        self._bumped: set[str] = set()
+        self.write = False  # set by the backend: whether this is a write transaction
 
     # -- raw access -------------------------------------------------------------------------
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -195,6 +228,8 @@ class Tx:
                 chunk,
             ):
                 out[k] = v
+        if out.get(SESSIONS_INDEX_KEY) == ROWS_MARK:
+            out[SESSIONS_INDEX_KEY] = self.index_joined()
         return out
 
     def kv_get(self, keys: Sequence[str], corrupt: list[str] | None = None) -> dict[str, Any]:
@@ -227,6 +262,7 @@ class Tx:
         """Store the sessions index: digests carried by rows go to ``ck_session_digest``, rows
         without one keep theirs, and digests of rows no longer listed are deleted."""
         listed: set[str] = set()
+        carried: dict[str, str] = {}
         light: Any = value
         if isinstance(value, list):
             light = []
@@ -234,16 +270,25 @@ class Tx:
                 if isinstance(row, dict) and isinstance(row.get("id"), str):
                     listed.add(row["id"])
                     if isinstance(row.get("textDigest"), str):
-                        self.digest_put(row["id"], row["textDigest"])
+                        carried[row["id"]] = row["textDigest"]
                         row = {k: v for k, v in row.items() if k != "textDigest"}
                 light.append(row)
-        gone = [i for i in self.digest_ids() if i not in listed]
-        self.digest_delete(gone)
+        # one batched delete (old digests of carried rows, and of rows no longer listed), then
+        # plain inserts: no per-row delete, which scans the whole FTS5 table on SQLite
+        self.digest_delete([i for i in self.digest_ids() if i not in listed or i in carried])
+        for sid, digest in carried.items():
+            self.digest_add(sid, digest)
+        if isinstance(light, list):
+            self.index_write_all(light)
+            return
+        self.index_drop_rows()
         text, blobs = codec.encode(light)
         self._kv_write(SESSIONS_INDEX_KEY, text, blobs)
 
     # -- session digests --------------------------------------------------------------------
     def digest_put(self, session_id: str, digest: str) -> None:
+        """Replace one session's digest (on the FTS5 table the delete scans every digest: its
+        id is not indexed, so fresh ids go through :meth:`digest_add`)."""
         table = self._b.digest_table
         self.run(f"DELETE FROM {table} WHERE profile=? AND id=?", (session_id,))
         self.run(f"INSERT INTO {table} (profile, id, digest) VALUES (?,?,?)", (session_id, digest))
@@ -284,7 +329,24 @@ class Tx:
             return
         self._kv_write(key, text, blobs)
 
+    def bump(self, what: str) -> None:
+        """Count one more write of ``what`` (``kv`` or ``history``) for this profile, once per
+        transaction: per-process caches compare these counters instead of re-reading."""
+        if what in self._bumped:
+            return
+        self._bumped.add(what)
+        self.run(
+            f"INSERT INTO ck_versions (profile, {what}) VALUES (?, 1)"
+            f" ON CONFLICT (profile) DO UPDATE SET {what} = ck_versions.{what} + 1"
+        )
+
+    def versions(self) -> tuple[int, int]:
+        """(kv, history) write counters of this profile; they only ever grow."""
+        r = self.rows("SELECT kv, history FROM ck_versions WHERE profile=?")
+        return (int(r[0][0]), int(r[0][1])) if r else (0, 0)
+
     def _kv_write(self, key: str, text: str, blobs: dict[str, Blob]) -> None:
+        self.bump("kv")
         self.put_blobs(blobs)
         self.run(
             "INSERT INTO ck_kv (profile, key, value) VALUES (?,?,?)"
@@ -306,106 +368,19 @@ class Tx:
     def kv_delete(self, keys: Sequence[str]) -> None:
         if not keys:
             return
+        self.bump("kv")
         for chunk in _chunks(keys):
             self.run(
                 f"DELETE FROM ck_kv WHERE profile=? AND key IN ({self.marks(len(chunk))})", chunk
             )
         self.gc(self.drop_refs(["k:" + k for k in keys]))
         if SESSIONS_INDEX_KEY in keys:
+            self.index_drop_rows()
             self.digest_delete(self.digest_ids())
 
     def kv_keys(self, prefix: str = "") -> list[str]:
         rows = self.rows("SELECT key FROM ck_kv WHERE profile=? ORDER BY key")
         return [r[0] for r in rows if r[0].startswith(prefix)]
-
-    # -- history ----------------------------------------------------------------------------
-    def hist_state(self) -> tuple[int, int]:
-        r = self.rows("SELECT live_count, live_chars FROM ck_history_state WHERE profile=?")
-        return (int(r[0][0]), int(r[0][1])) if r else (0, 0)
-
-    def hist_set_state(self, count: int, chars: int) -> None:
-        self.run(
-            "INSERT INTO ck_history_state (profile, live_count, live_chars) VALUES (?,?,?)"
-            " ON CONFLICT (profile) DO UPDATE SET live_count = excluded.live_count,"
-            " live_chars = excluded.live_chars",
-            (count, chars),
-        )
-
-    def hist_rows(self) -> list[tuple[int, int, str]]:
-        return [
-            (int(p), int(c), v)
-            for p, c, v in self.rows(
-                "SELECT pos, chars, value FROM ck_history WHERE profile=? ORDER BY pos"
-            )
-        ]
-
-    def hist_next_pos(self) -> int:
-        r = self.rows("SELECT max(pos) FROM ck_history WHERE profile=?")
-        return 0 if not r or r[0][0] is None else int(r[0][0]) + 1
-
-    def hist_insert(self, pos: int, chars: int, text: str, blobs: dict[str, Blob]) -> None:
-        self.put_blobs(blobs)
-        self.run(
-            "INSERT INTO ck_history (profile, pos, chars, value) VALUES (?,?,?,?)",
-            (pos, chars, text),
-        )
-        self.add_refs(f"h:{pos}", blobs)
-
-    def hist_delete(self, positions: Sequence[int]) -> None:
-        for chunk in _chunks(positions):
-            self.run(
-                f"DELETE FROM ck_history WHERE profile=? AND pos IN ({self.marks(len(chunk))})",
-                chunk,
-            )
-        self.gc(self.drop_refs([f"h:{p}" for p in positions]))
-
-    def archive_oldest(self, n: int) -> tuple[int, int]:
-        """Move the ``n`` oldest live rows to the archive; returns (rows moved, chars moved)."""
-        rows = self.rows(
-            "SELECT pos, chars, value FROM ck_history WHERE profile=? ORDER BY pos LIMIT ?", (n,)
-        )
-        if not rows:
-            return 0, 0
-        r = self.rows("SELECT max(seq) FROM ck_archive WHERE profile=?")
-        seq = 0 if not r or r[0][0] is None else int(r[0][0]) + 1
-        stamp = now_ms()
-        for pos, _chars, value in rows:
-            self.run(
-                "INSERT INTO ck_archive (profile, seq, archived_at, value) VALUES (?,?,?,?)",
-                (seq, stamp, value),
-            )
-            self.move_refs(f"h:{pos}", f"a:{seq}")
-            seq += 1
-        self.run("DELETE FROM ck_history WHERE profile=? AND pos <= ?", (int(rows[-1][0]),))
-        return len(rows), sum(int(c) for _p, c, _v in rows)
-
-    def oldest_chars(self, limit: int) -> list[int]:
-        return [
-            int(r[0])
-            for r in self.rows(
-                "SELECT chars FROM ck_history WHERE profile=? ORDER BY pos LIMIT ?", (limit,)
-            )
-        ]
-
-    def archive_rows(self) -> list[str]:
-        return [
-            r[0] for r in self.rows("SELECT value FROM ck_archive WHERE profile=? ORDER BY seq")
-        ]
-
-    def archive_next_seq(self) -> int:
-        r = self.rows("SELECT max(seq) FROM ck_archive WHERE profile=?")
-        return 0 if not r or r[0][0] is None else int(r[0][0]) + 1
-
-    def archive_count(self) -> int:
-        return int(self.rows("SELECT count(*) FROM ck_archive WHERE profile=?")[0][0])
-
-    def archive_insert(self, seq: int, text: str, blobs: dict[str, Blob], stamp: int) -> None:
-        self.put_blobs(blobs)
-        self.run(
-            "INSERT INTO ck_archive (profile, seq, archived_at, value) VALUES (?,?,?,?)",
-            (seq, stamp, text),
-        )
-        self.add_refs(f"a:{seq}", blobs)
 
     # -- whole profile ----------------------------------------------------------------------
     def profile_is_empty(self) -> bool:
@@ -415,6 +390,8 @@ class Tx:
         return True
 
     def wipe_profile(self) -> None:
+        self.bump("kv")  # the counter row itself is kept: counters only ever grow
+        self.bump("history")
         for table in (
             "ck_kv",
             "ck_history",
@@ -422,6 +399,7 @@ class Tx:
             "ck_history_state",
             "ck_blob_refs",
             "ck_blobs",
+            "ck_sessions",
             self._b.digest_table,
         ):
             self.run(f"DELETE FROM {table} WHERE profile=?")
@@ -433,6 +411,7 @@ class Tx:
 
         return {
             "kvBytes": one("SELECT sum(length(value)) FROM ck_kv WHERE profile=?")
+            + one("SELECT sum(length(value)) FROM ck_sessions WHERE profile=?")
             + one(f"SELECT sum(length(digest)) FROM {self._b.digest_table} WHERE profile=?"),
             "historyBytes": one("SELECT sum(length(value)) FROM ck_history WHERE profile=?"),
             "archiveBytes": one("SELECT sum(length(value)) FROM ck_archive WHERE profile=?"),

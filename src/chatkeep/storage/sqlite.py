@@ -103,6 +103,12 @@ class SQLiteBackend(Backend):
             self._conn.execute("PRAGMA foreign_keys=OFF")
         except sqlite3.Error as exc:
             raise self._open_error(exc) from exc
+        if sqlite3.sqlite_version_info >= (3, 44):  # ordered aggregates; before, the
+            # ordered subquery of the base class gives the order (SQLite does not flatten it)
+            self.joined_history_sql = (
+                "SELECT count(*), group_concat(value, ',' ORDER BY pos) FROM ck_history"
+                " WHERE profile=?"
+            )
         if self._needs_migration(tables):
             if self.read_only:
                 raise StoreError(

@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..constants import HISTORY_KEY
-from ..entries import text_length, validate_entries
+from ..entries import has_image_parts, text_length, validate_entries
 from ..errors import InvalidEntry, InvalidValue, StoreError
 from . import codec
 from .areas import check_key
@@ -128,7 +128,7 @@ def import_profile(
             tx.archive_insert(seq, text, blobs, stamp)
         if source == "chatkeep":
             for pos, ((text, blobs), entry) in enumerate(zip(live_enc, live, strict=True)):
-                tx.hist_insert(pos, text_length(entry), text, blobs)
+                tx.hist_insert(pos, text_length(entry), text, blobs, has_image_parts(entry))
             tx.hist_set_state(len(live), sum(text_length(e) for e in live))
         else:
             history.replace_in(tx, live)

@@ -1,0 +1,251 @@
+"""Scale: the everyday operations at 1× and 100× store size, on SQLite and PostgreSQL side by side.
+
+A profile at scale ``k`` holds an archive of ``1,000·k`` entries behind a 60-entry live window
+and a drawer of ``100·k`` saved sessions (20 entries each; every 500th session also holds a 1 MB
+page attachment). At 100× that is a 100,000-entry archive and 10,000 sessions. Each profile is
+built by one ``import_data`` of a generated chatkeep export (deterministic, seeded), then these
+figures are timed, ``--rounds`` times each, as medians:
+
+* ``append`` — one user entry appended to the live history (the window archives the oldest);
+* ``get_all`` — the settings read every page load and every send does;
+* ``live read`` — ``history.read()`` right after an append (a cold read: the write moved the
+  history's write counter, so no cached copy is used);
+* ``drawer search`` — ``sessions.list(q)`` for each query of :data:`bench.workloads.QUERIES`;
+* ``session save`` — the 60-entry live conversation saved into the drawer (deleted again,
+  untimed, so the drawer keeps its size).
+
+The table prints each figure at 1× and 100× and the growth ratio 100×/1×; targets: growth ≤ 1.5×
+for every figure and a drawer search median ≤ 20 ms at 100×. PostgreSQL runs when
+``CHATKEEP_BENCH_PG`` (or ``CHATKEEP_TEST_PG``) names a database; its profiles are removed at the
+end. Timings are reported, never asserted.
+
+Run: ``python -m bench.scale [--quick] [--rounds N] [--json PATH]`` (``--quick``: 1× and 10×).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import chatkeep
+from bench.workloads import QUERIES, RARE_MARKER
+
+WINDOW = 60
+ARCHIVE_PER_X, SESSIONS_PER_X, SESSION_ENTRIES = 1_000, 100, 20
+HEAVY_EVERY, HEAVY_CHARS = 500, 1_000_000
+FIGURES = ("append", "get_all", "live read", "drawer search", "session save")
+WORDS = (
+    "network model training data figure table page layer sample loss result method value "
+    "image session store query index window archive budget token request reply"
+).split()
+
+
+def _text(rnd: random.Random, n: int) -> str:
+    return " ".join(rnd.choice(WORDS) for _ in range(max(1, n // 7)))[:n]
+
+
+def _entry(rnd: random.Random, i: int) -> dict[str, Any]:
+    role = "user" if i % 2 == 0 else "assistant"
+    return {"role": role, "content": f"m{i} " + _text(rnd, 80 if role == "user" else 300)}
+
+
+def export_doc(scale: int, seed: int = 23) -> dict[str, Any]:
+    """A chatkeep export of a profile at ``scale`` (same seed, same bytes)."""
+    rnd = random.Random(seed)
+    archive = [_entry(rnd, i) for i in range(ARCHIVE_PER_X * scale)]
+    live = [_entry(rnd, i) for i in range(WINDOW)]
+    local: dict[str, Any] = {
+        "maxHistoryEntries": WINDOW,
+        "systemPrompt": "You are a helpful assistant.",
+        "fontSize": 14,
+    }
+    index = []
+    heavy = _text(rnd, HEAVY_CHARS)
+    for s in range(SESSIONS_PER_X * scale):
+        body = [_entry(rnd, i) for i in range(SESSION_ENTRIES)]
+        body[0]["content"] = f"Session {s:05d}: " + body[0]["content"]
+        if s % 100 == 37:
+            body[2]["content"] += f" {RARE_MARKER}"
+        if s % HEAVY_EVERY == 0:
+            page = chatkeep.PAGE_CONTEXT_PREFIX + f"\nTitle: page {s}\n\n{s} " + heavy
+            body.insert(1, {"role": "user", "content": page})
+        sid = f"{s:032x}"
+        local[f"session_{sid}"] = body
+        index.append(
+            {
+                "id": sid,
+                "name": body[0]["content"][:48],
+                "createdAt": 1_700_000_000_000 + s * 60_000,
+                "pinned": False,
+                "textDigest": "\n".join(e["content"] for e in body).lower()[:100_000],
+            }
+        )
+    local["savedSessions"] = index
+    return {
+        "format": "chatkeep-export",
+        "version": 1,
+        "local": local,
+        "history": live,
+        "archive": archive,
+    }
+
+
+def _med(samples: list[float]) -> float:
+    return statistics.median(samples)
+
+
+def measure(store: chatkeep.Store, rounds: int) -> dict[str, float]:
+    """Medians (seconds) of every figure on one built profile."""
+    rnd = random.Random(5)
+    s: dict[str, list[float]] = {f: [] for f in FIGURES}
+
+    def timed(fig: str, fn: Callable[[], Any]) -> Any:
+        t0 = time.perf_counter()
+        out = fn()
+        s[fig].append(time.perf_counter() - t0)
+        return out
+
+    for _ in range(3):  # warm-up, untimed
+        store.history.append(_entry(rnd, 0))
+        store.history.read()
+        store.get_all()
+    for r in range(rounds):
+        timed("append", lambda r=r: store.history.append(_entry(rnd, r)))
+        timed("live read", store.history.read)
+        timed("get_all", store.get_all)
+        for q in QUERIES:
+            timed("drawer search", lambda q=q: store.sessions.list(q))
+        row = timed("session save", lambda: store.sessions.save("scale round"))
+        store.sessions.delete(row["id"])
+    return {f: _med(v) for f, v in s.items()}
+
+
+def _backends(root: str) -> list[tuple[str, Callable[[str], str]]]:
+    out: list[tuple[str, Callable[[str], str]]] = [
+        ("SQLite", lambda tag: os.path.join(root, f"scale-{tag}.db"))
+    ]
+    pg = os.environ.get("CHATKEEP_BENCH_PG") or os.environ.get("CHATKEEP_TEST_PG")
+    if pg:
+        out.append(("PostgreSQL", lambda tag, pg=pg: pg))
+    return out
+
+
+def _wipe(store: chatkeep.Store) -> None:
+    with store._backend.transaction(store.profile) as tx:  # bench clean-up only
+        tx.wipe_profile()
+
+
+def run(
+    scales: tuple[int, int], rounds: int, log: Callable[[str], None] = lambda m: None
+) -> dict[str, Any]:
+    """``{"scales", "results": {backend: {scale: {figure: seconds}}}, "build": {…}, "notes"}``."""
+    results: dict[str, dict[int, dict[str, float]]] = {}
+    build: dict[str, dict[int, float]] = {}
+    notes: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="chatkeep-scale-") as root:
+        docs = {k: export_doc(k) for k in scales}
+        for name, url_for in _backends(root):
+            for k in scales:
+                log(f"scale: building {k}× on {name}")
+                try:
+                    store = chatkeep.open(url_for(str(k)), profile=f"scale_{uuid.uuid4().hex[:12]}")
+                except chatkeep.StoreError as exc:
+                    notes.append(f"{name}: {exc.message}")
+                    break
+                try:
+                    t0 = time.perf_counter()
+                    store.import_data(docs[k])
+                    build.setdefault(name, {})[k] = time.perf_counter() - t0
+                    log(f"scale: timing {k}× on {name}")
+                    results.setdefault(name, {})[k] = measure(store, rounds)
+                finally:
+                    if name == "PostgreSQL":
+                        _wipe(store)
+                    store.close()
+    if len(results) < 2:
+        notes.append(
+            "PostgreSQL: not measured (set CHATKEEP_BENCH_PG=postgresql://… to include it)"
+        )
+    return {"scales": scales, "results": results, "build": build, "notes": notes}
+
+
+def _t(sec: float) -> str:
+    return f"{sec * 1e3:,.2f} ms" if sec >= 1e-3 else f"{sec * 1e6:,.0f} µs"
+
+
+def table(out: dict[str, Any]) -> list[tuple[str, ...]]:
+    lo, hi = out["scales"]
+    rows: list[tuple[str, ...]] = []
+    for fig in FIGURES:
+        for i, (name, by_scale) in enumerate(out["results"].items()):
+            a, b = by_scale[lo][fig], by_scale[hi][fig]
+            growth = b / a
+            ok = growth <= 1.5 and (fig != "drawer search" or b <= 0.020)
+            target = "≤ 1.5×" + (", ≤ 20 ms" if fig == "drawer search" else "")
+            rows.append(
+                (
+                    fig if i == 0 else "",
+                    name,
+                    _t(a),
+                    _t(b),
+                    f"{growth:.2f}×",
+                    target,
+                    "met" if ok else "NOT met",
+                )
+            )
+    return rows
+
+
+def print_report(out: dict[str, Any]) -> None:
+    lo, hi = out["scales"]
+    print(
+        f"\nScale — {ARCHIVE_PER_X * lo:,}→{ARCHIVE_PER_X * hi:,} archived entries, "
+        f"{SESSIONS_PER_X * lo:,}→{SESSIONS_PER_X * hi:,} sessions, live window {WINDOW}; medians"
+    )
+    head = ("figure", "backend", f"{lo}×", f"{hi}×", f"growth {hi}×/{lo}×", "target", "verdict")
+    rows = table(out)
+    widths = [max(len(head[i]), *(len(r[i]) for r in rows)) for i in range(len(head))]
+    line = "  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True))
+    print(line)
+    print("-" * len(line))
+    for r in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    for name, by_scale in out["build"].items():
+        print(
+            f"build (one import_data) on {name}: "
+            + ", ".join(f"{k}× {sec:.1f} s" for k, sec in by_scale.items())
+        )
+    for note in out["notes"]:
+        print(f"note: {note}")
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(prog="python -m bench.scale", description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="1× and 10× instead of 1× and 100×")
+    ap.add_argument("--rounds", type=int, default=30, help="timed rounds per figure")
+    ap.add_argument("--json", metavar="PATH", help="also write the medians as JSON")
+    args = ap.parse_args(argv)
+    t0 = time.perf_counter()
+
+    def log(msg: str) -> None:
+        print(f"[{time.perf_counter() - t0:6.1f} s] {msg}", file=sys.stderr, flush=True)
+
+    out = run((1, 10) if args.quick else (1, 100), args.rounds, log)
+    print_report(out)
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(out, fh, indent=1)
+    return out
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""Peak memory of exporting and re-importing a profile that holds ``--mb`` megabytes of images.
+
+The profile is built in its own process: ``--mb`` screenshots of about 1 MB each (600×600 RGB
+noise PNGs: eight Pillow noise images reused, each copy made distinct by a few changed pixels, so
+every image is its own blob), one per user entry, with a 60-entry live window, so almost all of
+them sit in the archive. Then, each in a fresh process, ``store.export_to(file)`` (streaming)
+and ``store.import_from(file)`` into an empty store run, and the table shows each process's peak
+resident memory (``ru_maxrss``) next to the image volume. Target: under 300 MB for 1 GB
+(``--mb 1024``, the default; ``--mb 100`` for a quick run). Byte counts are reported, never
+asserted.
+
+Run: ``python -m bench.transfer_memory [--mb N] [--store-dir DIR]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+BUILD = r"""
+import io, random, sys, base64
+from PIL import Image
+import chatkeep
+path, mb = sys.argv[1], int(sys.argv[2])
+rnd = random.Random(3)
+bases = [Image.frombytes("RGB", (600, 600), rnd.randbytes(600 * 600 * 3)) for _ in range(8)]
+with chatkeep.open(path) as s:
+    s.local.set("maxHistoryEntries", 60)
+    for i in range(mb):
+        img = bases[i % 8].copy()
+        img.putpixel((i % 600, (i // 600) % 600), (i % 256, 7, 9))
+        buf = io.BytesIO()
+        img.save(buf, "PNG", compress_level=1)
+        url = "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+        s.history.append({"role": "user", "content": [
+            {"type": "text", "text": f"screenshot {i}"},
+            {"type": "image_url", "image_url": {"url": url}}]})
+    print(s.stats()["blobBytes"])
+"""
+
+EXPORT = r"""
+import resource, sys, chatkeep
+with chatkeep.open(sys.argv[1]) as s, open(sys.argv[2], "w", encoding="utf-8") as fh:
+    s.export_to(fh)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
+
+IMPORT = r"""
+import resource, sys, chatkeep
+with chatkeep.open(sys.argv[1]) as s, open(sys.argv[2], encoding="utf-8") as fh:
+    s.import_from(fh)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
+
+BASELINE = r"""
+import resource, chatkeep
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+"""
+
+
+def _run(code: str, *args: str) -> tuple[int, float]:
+    t0 = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=True
+    )
+    return int(out.stdout.split()[-1]), time.perf_counter() - t0
+
+
+def main(argv: list[str] | None = None) -> dict[str, int]:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--mb", type=int, default=1024, help="megabytes of images (about)")
+    ap.add_argument("--store-dir", help="directory for the stores (default: a temporary one)")
+    args = ap.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="chatkeep-xfer-", dir=args.store_dir) as root:
+        src, dst = os.path.join(root, "src.db"), os.path.join(root, "dst.db")
+        doc = os.path.join(root, "export.json")
+        print(f"building a profile with ~{args.mb} MB of images …", file=sys.stderr, flush=True)
+        blob_bytes, t_build = _run(BUILD, src, str(args.mb))
+        base, _ = _run(BASELINE)
+        exp, t_exp = _run(EXPORT, src, doc)
+        size = os.path.getsize(doc)
+        imp, t_imp = _run(IMPORT, dst, doc)
+    mb = 1024 * 1024
+    print(
+        f"\nTransfer memory — {blob_bytes / mb:,.0f} MB of image bytes, export file {size / mb:,.0f} MB"
+    )
+    print(f"{'step':<28} {'peak RSS':>10} {'time':>8}  target")
+    print(f"{'python + import chatkeep':<28} {base / mb:>7.0f} MB {'':>8}")
+    for name, rss, t in (("export_to (stream)", exp, t_exp), ("import_from (stream)", imp, t_imp)):
+        verdict = "< 300 MB " + ("met" if rss < 300 * mb else "NOT met")
+        print(f"{name:<28} {rss / mb:>7.0f} MB {t:>6.1f} s  {verdict}")
+    print(f"(build: {t_build:.0f} s)")
+    return {"imageBytes": blob_bytes, "exportFile": size, "exportRss": exp, "importRss": imp}
+
+
+if __name__ == "__main__":
+    main()

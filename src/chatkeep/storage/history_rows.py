@@ -1,0 +1,191 @@
+"""Row operations on the live history and the archive, mixed into :class:`~.sql.Tx`.
+
+``ck_history`` holds one row per live entry, ordered by ``pos`` (``chars`` = its text length,
+``unseen`` = image parts and no ``imagesSeen: true``); ``ck_history_state`` its count and text
+length; ``ck_archive`` the entries the live window dropped, in order. Every write counts one
+more ``history`` write (``Tx.bump``) so per-process caches of the live history stay exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .codec import Blob
+
+
+class HistoryRows:
+    """History and archive rows of one profile (mixed into the transaction object)."""
+
+    profile: str
+    _b: Any
+
+    if TYPE_CHECKING:
+
+        def rows(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]: ...
+        def run(self, sql: str, params: Any = ()) -> None: ...
+        def marks(self, n: int) -> str: ...
+        def put_blobs(self, blobs: dict[str, Blob]) -> None: ...
+        def add_refs(self, owner: str, hashes: Any) -> None: ...
+        def drop_refs(self, owners: Sequence[str]) -> set[str]: ...
+        def move_refs(self, old_owner: str, new_owner: str) -> None: ...
+        def gc(self, candidates: Any) -> int: ...
+        def bump(self, what: str) -> None: ...
+        @staticmethod
+        def chunks(values: Any) -> Any: ...
+        @staticmethod
+        def now_ms() -> int: ...
+
+    def hist_state(self) -> tuple[int, int]:
+        r = self.rows("SELECT live_count, live_chars FROM ck_history_state WHERE profile=?")
+        return (int(r[0][0]), int(r[0][1])) if r else (0, 0)
+
+    def hist_set_state(self, count: int, chars: int) -> None:
+        self.bump("history")
+        self.run(
+            "INSERT INTO ck_history_state (profile, live_count, live_chars) VALUES (?,?,?)"
+            " ON CONFLICT (profile) DO UPDATE SET live_count = excluded.live_count,"
+            " live_chars = excluded.live_chars",
+            (count, chars),
+        )
+
+    def hist_rows(self) -> list[tuple[int, int, str]]:
+        return [
+            (int(p), int(c), v)
+            for p, c, v in self.rows(
+                "SELECT pos, chars, value FROM ck_history WHERE profile=? ORDER BY pos"
+            )
+        ]
+
+    def hist_next_pos(self) -> int:
+        r = self.rows("SELECT max(pos) FROM ck_history WHERE profile=?")
+        return 0 if not r or r[0][0] is None else int(r[0][0]) + 1
+
+    def hist_joined(self) -> tuple[int, str] | None:
+        """(row count, every live row's text in order as one JSON array text): one row fetched."""
+        r = self.rows(self._b.joined_history_sql)
+        if not r or not r[0][0]:
+            return None
+        return int(r[0][0]), "[" + str(r[0][1]) + "]"
+
+    def hist_tail(self, n: int) -> list[tuple[int, int, str]]:
+        """The newest ``n`` live rows, newest first."""
+        return [
+            (int(p), int(c), v)
+            for p, c, v in self.rows(
+                "SELECT pos, chars, value FROM ck_history WHERE profile=? ORDER BY pos DESC LIMIT ?",
+                (n,),
+            )
+        ]
+
+    def hist_insert(
+        self, pos: int, chars: int, text: str, blobs: dict[str, Blob], unseen: bool = True
+    ) -> None:
+        self.bump("history")
+        self.put_blobs(blobs)
+        self.run(
+            "INSERT INTO ck_history (profile, pos, chars, value, unseen) VALUES (?,?,?,?,?)",
+            (pos, chars, text, int(unseen)),
+        )
+        self.add_refs(f"h:{pos}", blobs)
+
+    def hist_unseen_rows(self) -> list[tuple[int, int, str]]:
+        """(pos, chars, text) of the live rows flagged as holding unseen images, in order."""
+        return [
+            (int(p), int(c), v)
+            for p, c, v in self.rows(
+                "SELECT pos, chars, value FROM ck_history WHERE profile=? AND unseen = 1"
+                " ORDER BY pos"
+            )
+        ]
+
+    def hist_update(
+        self, pos: int, chars: int, text: str, blobs: dict[str, Blob], unseen: bool
+    ) -> None:
+        """Rewrite one live row in place (its position, hence its order, is kept)."""
+        self.bump("history")
+        self.put_blobs(blobs)
+        self._b.execute(
+            "UPDATE ck_history SET chars=?, value=?, unseen=? WHERE profile=? AND pos=?",
+            (chars, text, int(unseen), self.profile, pos),
+        )
+        owner = f"h:{pos}"
+        old = self.drop_refs([owner])
+        self.add_refs(owner, blobs)
+        self.gc(old - set(blobs))
+
+    def hist_clear_unseen(self, positions: Sequence[int]) -> None:
+        for chunk in self.chunks(positions):
+            self.run(
+                f"UPDATE ck_history SET unseen = 0 WHERE profile=? AND pos IN ({self.marks(len(chunk))})",
+                chunk,
+            )
+
+    def hist_delete(self, positions: Sequence[int]) -> None:
+        self.bump("history")
+        for chunk in self.chunks(positions):
+            self.run(
+                f"DELETE FROM ck_history WHERE profile=? AND pos IN ({self.marks(len(chunk))})",
+                chunk,
+            )
+        self.gc(self.drop_refs([f"h:{p}" for p in positions]))
+
+    def archive_oldest(self, n: int) -> tuple[int, int]:
+        """Move the ``n`` oldest live rows to the archive; returns (rows moved, chars moved)."""
+        self.bump("history")
+        rows = self.rows(
+            "SELECT pos, chars, value FROM ck_history WHERE profile=? ORDER BY pos LIMIT ?", (n,)
+        )
+        if not rows:
+            return 0, 0
+        r = self.rows("SELECT max(seq) FROM ck_archive WHERE profile=?")
+        seq = 0 if not r or r[0][0] is None else int(r[0][0]) + 1
+        stamp = self.now_ms()
+        for pos, _chars, value in rows:
+            self.run(
+                "INSERT INTO ck_archive (profile, seq, archived_at, value) VALUES (?,?,?,?)",
+                (seq, stamp, value),
+            )
+            self.move_refs(f"h:{pos}", f"a:{seq}")
+            seq += 1
+        self.run("DELETE FROM ck_history WHERE profile=? AND pos <= ?", (int(rows[-1][0]),))
+        return len(rows), sum(int(c) for _p, c, _v in rows)
+
+    def oldest_chars(self, limit: int) -> list[int]:
+        return [
+            int(r[0])
+            for r in self.rows(
+                "SELECT chars FROM ck_history WHERE profile=? ORDER BY pos LIMIT ?", (limit,)
+            )
+        ]
+
+    def archive_rows(self) -> list[str]:
+        return [
+            r[0] for r in self.rows("SELECT value FROM ck_archive WHERE profile=? ORDER BY seq")
+        ]
+
+    def archive_page(self, after: int, limit: int) -> list[tuple[int, str]]:
+        """(seq, text) of up to ``limit`` archive rows after ``after``, in order."""
+        return [
+            (int(q), v)
+            for q, v in self.rows(
+                "SELECT seq, value FROM ck_archive WHERE profile=? AND seq > ? ORDER BY seq LIMIT ?",
+                (after, limit),
+            )
+        ]
+
+    def archive_next_seq(self) -> int:
+        r = self.rows("SELECT max(seq) FROM ck_archive WHERE profile=?")
+        return 0 if not r or r[0][0] is None else int(r[0][0]) + 1
+
+    def archive_count(self) -> int:
+        return int(self.rows("SELECT count(*) FROM ck_archive WHERE profile=?")[0][0])
+
+    def archive_insert(self, seq: int, text: str, blobs: dict[str, Blob], stamp: int) -> None:
+        self.put_blobs(blobs)
+        self.run(
+            "INSERT INTO ck_archive (profile, seq, archived_at, value) VALUES (?,?,?,?)",
+            (seq, stamp, text),
+        )
+        self.add_refs(f"a:{seq}", blobs)

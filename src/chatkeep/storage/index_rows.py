@@ -1,0 +1,208 @@
+"""The sessions index as one row per session (``ck_sessions``), behind the ``savedSessions`` key.
+
+``savedSessions`` is still read and written as one list value (SPEC §4.1); underneath, each list
+item is its own row, ordered by ``ord``, with the columns a write or a search needs (``id``,
+``created_at``, ``pinned``, ``name_lc``, ``legacy`` = the item embeds a ``history``). The ``ck_kv``
+row of the key then holds only :data:`ROWS_MARK`; a value that is not a list is kept in ``ck_kv``
+as before. Saving, updating, renaming, pinning or deleting one session writes that session's row
+(and its digest) only, so their cost does not grow with the drawer; a drawer search selects the
+matching rows in SQL. Blob references of rows (only legacy rows embed images) belong to the key's
+owner ``k:savedSessions`` and are reset whenever the whole list is written.
+
+:class:`IndexRows` is mixed into :class:`~.sql.Tx`.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from ..constants import SESSIONS_INDEX_KEY
+from ..errors import CorruptValue
+from . import codec
+
+if TYPE_CHECKING:
+    from .codec import Blob
+
+#: ``ck_kv`` text of ``savedSessions`` when its items live in ``ck_sessions``. A stored string
+#: never encodes to it (strings starting with NUL are escaped with one more NUL).
+ROWS_MARK = '"\\u0000rows"'
+OWNER = "k:" + SESSIONS_INDEX_KEY
+_BIG = 2**62
+
+MIGRATION = (
+    "CREATE TABLE IF NOT EXISTS ck_sessions (profile TEXT NOT NULL, ord BIGINT NOT NULL,"
+    " id TEXT, created_at BIGINT NOT NULL, pinned INTEGER NOT NULL, name_lc TEXT NOT NULL,"
+    " legacy INTEGER NOT NULL, value TEXT NOT NULL, PRIMARY KEY (profile, ord))",
+    "CREATE INDEX IF NOT EXISTS ck_sessions_id ON ck_sessions (profile, id)",
+    # the per-call "any legacy row left?" probe of sessions.index() reads this index only
+    "CREATE INDEX IF NOT EXISTS ck_sessions_legacy ON ck_sessions (profile) WHERE legacy = 1",
+)
+
+
+def _columns(item: Any) -> tuple[str | None, int, int, str, int]:
+    if not isinstance(item, dict):
+        return None, 0, 0, "", 0
+    sid = item.get("id") if isinstance(item.get("id"), str) else None
+    created = item.get("createdAt")
+    num = created if isinstance(created, int | float) and not isinstance(created, bool) else 0
+    when = int(max(-_BIG, min(_BIG, num))) if num == num else 0  # NaN cannot be stored anyway
+    pinned = 1 if item.get("pinned") else 0
+    return sid, when, pinned, str(item.get("name", "")).lower(), int("history" in item)
+
+
+class IndexRows:
+    """Row-level operations on the sessions index (mixed into the transaction object)."""
+
+    profile: str
+    _b: Any
+
+    if TYPE_CHECKING:
+
+        def rows(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]: ...
+        def run(self, sql: str, params: Any = ()) -> None: ...
+        def put_blobs(self, blobs: dict[str, Blob]) -> None: ...
+        def add_refs(self, owner: str, hashes: Any) -> None: ...
+        def fetch_urls(self, hashes: Any) -> dict[str, str]: ...
+        def bump(self, what: str) -> None: ...
+        def _kv_write(self, key: str, text: str, blobs: dict[str, Blob]) -> None: ...
+
+    # -- whole list ---------------------------------------------------------------------------
+    def index_texts(self) -> list[tuple[int, str]]:
+        """(ord, stored text) of every index row, in order."""
+        return [
+            (int(o), v)
+            for o, v in self.rows("SELECT ord, value FROM ck_sessions WHERE profile=? ORDER BY ord")
+        ]
+
+    def index_joined(self) -> str:
+        """The stored text of the whole list (as ``ck_kv`` held it before rows existed)."""
+        return "[" + ",".join(v for _o, v in self.index_texts()) + "]"
+
+    def index_write_all(self, items: list[Any]) -> None:
+        """Replace every row by ``items`` (already without digests) and mark the key."""
+        self.run("DELETE FROM ck_sessions WHERE profile=?")
+        blobs: dict[str, Blob] = {}
+        for k, item in enumerate(items):
+            text, item_blobs = codec.encode(item)
+            blobs.update(item_blobs)
+            self._insert(k, item, text)
+        self._kv_write(SESSIONS_INDEX_KEY, ROWS_MARK, blobs)
+
+    def index_drop_rows(self) -> None:
+        self.run("DELETE FROM ck_sessions WHERE profile=?")
+
+    def index_is_rows(self) -> bool:
+        r = self.rows("SELECT value FROM ck_kv WHERE profile=? AND key=?", (SESSIONS_INDEX_KEY,))
+        return bool(r) and r[0][0] == ROWS_MARK
+
+    def index_ensure_rows(self) -> None:
+        """Make the key a row list (an absent or non-list value counts as an empty list)."""
+        if not self.index_is_rows():
+            self.index_write_all([])
+
+    # -- one row ------------------------------------------------------------------------------
+    def _insert(self, ord_: int, item: Any, text: str) -> None:
+        sid, when, pinned, name_lc, legacy = _columns(item)
+        self.run(
+            "INSERT INTO ck_sessions (profile, ord, id, created_at, pinned, name_lc, legacy, value)"
+            " VALUES (?,?,?,?,?,?,?,?)",
+            (ord_, sid, when, pinned, name_lc, legacy, text),
+        )
+
+    def index_append(self, item: dict[str, Any]) -> None:
+        """Add one row at the end of the list."""
+        self.index_ensure_rows()
+        self.bump("kv")
+        r = self.rows("SELECT max(ord) FROM ck_sessions WHERE profile=?")
+        nxt = 0 if not r or r[0][0] is None else int(r[0][0]) + 1
+        text, blobs = codec.encode(item)
+        self.put_blobs(blobs)
+        self.add_refs(OWNER, blobs)
+        self._insert(nxt, item, text)
+
+    def index_find(self, session_id: str) -> tuple[int, dict[str, Any]] | None:
+        """(ord, item) of the first row with ``session_id``, or None."""
+        for o, text in self.rows(
+            "SELECT ord, value FROM ck_sessions WHERE profile=? AND id=? ORDER BY ord",
+            (session_id,),
+        ):
+            try:
+                item = codec.decode(text, self.fetch_urls)
+            except CorruptValue:
+                continue
+            if isinstance(item, dict):
+                return int(o), item
+        return None
+
+    def index_replace(self, ord_: int, item: dict[str, Any]) -> None:
+        """Rewrite the row at ``ord_`` (its place in the list is kept)."""
+        self.bump("kv")
+        text, blobs = codec.encode(item)
+        self.put_blobs(blobs)
+        self.add_refs(OWNER, blobs)
+        sid, when, pinned, name_lc, legacy = _columns(item)
+        self._b.execute(
+            "UPDATE ck_sessions SET id=?, created_at=?, pinned=?, name_lc=?, legacy=?, value=?"
+            " WHERE profile=? AND ord=?",
+            (sid, when, pinned, name_lc, legacy, text, self.profile, ord_),
+        )
+
+    def index_delete_ids(self, ids: list[str]) -> None:
+        self.bump("kv")
+        for sid in ids:
+            self.run("DELETE FROM ck_sessions WHERE profile=? AND id=?", (sid,))
+
+    def index_count(self) -> int:
+        return int(self.rows("SELECT count(*) FROM ck_sessions WHERE profile=?")[0][0])
+
+    def index_oldest_unpinned(self, keep: str, n: int) -> list[str]:
+        """Ids of the ``n`` oldest unpinned rows other than ``keep`` (ties: list order)."""
+        return [
+            r[0]
+            for r in self.rows(
+                "SELECT id FROM ck_sessions WHERE profile=? AND pinned=0 AND id IS NOT NULL"
+                " AND id<>? ORDER BY created_at, ord LIMIT ?",
+                (keep, n),
+            )
+        ]
+
+    def index_has_legacy(self) -> bool:
+        return bool(self.rows("SELECT 1 FROM ck_sessions WHERE profile=? AND legacy=1 LIMIT 1"))
+
+    def index_matching(self, needle: str) -> list[tuple[int, str]]:
+        """(ord, text) of rows whose lower-cased name or digest contains ``needle``."""
+        sql, param = self._b.digest_search_sql(needle)
+        return [
+            (int(o), v)
+            for o, v in self._b.query(
+                "SELECT ord, value FROM ck_sessions WHERE profile=? AND"
+                f" ({self._b.substring_fn}(name_lc, ?) > 0 OR id IN ({sql})) ORDER BY ord",
+                (self.profile, needle, self.profile, param),
+            )
+        ]
+
+
+def convert_all_profiles(backend: Any) -> bool:
+    """Migration step: every profile's ``savedSessions`` list moves from ``ck_kv`` into rows."""
+    for profile, text in backend.query(
+        "SELECT profile, value FROM ck_kv WHERE key=?", (SESSIONS_INDEX_KEY,)
+    ):
+        try:
+            items = json.loads(text)  # markers unresolved: rows keep the stored form as it is
+        except ValueError:
+            continue
+        if not isinstance(items, list):
+            continue
+        for k, item in enumerate(items):
+            sid, when, pinned, name_lc, legacy = _columns(item)
+            backend.execute(
+                "INSERT INTO ck_sessions (profile, ord, id, created_at, pinned, name_lc, legacy,"
+                " value) VALUES (?,?,?,?,?,?,?,?)",
+                (profile, k, sid, when, pinned, name_lc, legacy, codec.dumps(item)),
+            )
+        backend.execute(
+            "UPDATE ck_kv SET value=? WHERE profile=? AND key=?",
+            (ROWS_MARK, profile, SESSIONS_INDEX_KEY),
+        )
+    return True

@@ -1,0 +1,205 @@
+"""Streaming export and import of a whole profile, in the chatkeep export format.
+
+:func:`export_to` writes the same document as :func:`~.transfer.export_profile` (same keys,
+values and order; ``json.load`` of the file equals ``export_profile(...)``), one value per line::
+
+    {"format":"chatkeep-export","version":1,
+    "local":{
+    "key":value,
+    …},
+    "history":[
+    entry,
+    …],
+    "archive":[
+    entry,
+    …]}
+
+Values are written one at a time (archive rows read a page at a time), so memory holds one value
+— one entry, one session body — not the profile. :func:`import_from` reads that layout line by
+line in one transaction (validated as it goes; any error rolls the whole import back, nothing
+changed); a file in any other layout (an export written by ``json.dump``, a browsa dump) is
+handed to :func:`~.transfer.import_profile` whole.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+from collections.abc import Iterable, Iterator
+from typing import IO, TYPE_CHECKING, Any
+
+from ..constants import HISTORY_KEY
+from ..entries import ROLES, has_image_parts, text_length, validate_entry
+from ..errors import CorruptValue, InvalidEntry, InvalidValue, StoreError
+from . import codec
+from .areas import check_key
+from .sql import now_ms
+from .transfer import EXPORT_FORMAT, EXPORT_VERSION, import_profile
+
+if TYPE_CHECKING:
+    from .backend import Backend
+    from .history import History
+    from .sessions import Sessions
+
+__all__ = ["export_to", "import_from"]
+
+HEAD = f'{{"format":"{EXPORT_FORMAT}","version":{EXPORT_VERSION},\n'
+ARCHIVE_PAGE = 200
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _items(lines: Iterator[str], close: str) -> Iterator[str]:
+    """The item lines of one section, up to its closing line (``}``/``]`` plus ``,`` or not)."""
+    for line in lines:
+        body = line.rstrip("\n")
+        if body in (close, close + ","):
+            return
+        yield body[:-1] if body.endswith(",") else body
+    raise InvalidValue("the export file ends inside a section", hint="the file is truncated")
+
+
+def export_to(backend: Backend, profile: str, history: History, fh: IO[str]) -> dict[str, int]:
+    """Write the profile to ``fh`` (text, UTF-8); returns counts of what was written."""
+    counts = {"keys": 0, "history": 0, "archived": 0}
+    with backend.transaction(profile, write=False) as tx:
+        fh.write(HEAD + '"local":{\n')
+        keys = sorted(tx.kv_keys())
+        first = True
+        for key in keys:
+            got = tx.kv_get([key])
+            if key not in got:
+                continue  # unreadable: left out, as export_profile does
+            fh.write(("" if first else ",\n") + _dumps(key) + ":" + _dumps(got[key]))
+            first = False
+            counts["keys"] += 1
+        fh.write(("\n" if not first else "") + '},\n"history":[\n')
+        # stored texts hold blob markers only; each row's images are loaded as it is written
+        first = _write_rows(fh, (t for _p, _c, t in tx.hist_rows()), tx, counts, "history")
+        fh.write(("\n" if not first else "") + '],\n"archive":[\n')
+        first = _write_rows(fh, _archive_texts(tx), tx, counts, "archived")
+        fh.write(("\n" if not first else "") + "]}\n")
+    return counts
+
+
+def _archive_texts(tx: Any) -> Iterator[str]:
+    after = -1
+    while page := tx.archive_page(after, ARCHIVE_PAGE):
+        after = page[-1][0]
+        yield from (t for _s, t in page)
+
+
+def _write_rows(
+    fh: IO[str], texts: Iterable[str], tx: Any, counts: dict[str, int], what: str
+) -> bool:
+    """Write each readable entry of ``texts``; returns True when none was written."""
+    first = True
+    for text in texts:
+        try:
+            value = codec.decode(text, tx.fetch_urls)
+        except CorruptValue:
+            continue  # unreadable rows are left out, as the reads skip them
+        if not (isinstance(value, dict) and value.get("role") in ROLES and "content" in value):
+            continue
+        fh.write(("" if first else ",\n") + _dumps(value))
+        first = False
+        counts[what] += 1
+        _drop_cycles()
+    return first
+
+
+def _drop_cycles() -> None:
+    """Collect the youngest generation now: the codec's recursive walkers are closures that
+    reference themselves, so each call leaves a small cycle holding that row's image strings,
+    which the collector would otherwise keep for hundreds of rows (hundreds of MB)."""
+    gc.collect(0)
+
+
+def import_from(
+    backend: Backend,
+    profile: str,
+    history: History,
+    sessions: Sessions,
+    fh: IO[str],
+    *,
+    replace: bool = False,
+) -> dict[str, Any]:
+    """Import the file ``fh``; same result and rules as :func:`~.transfer.import_profile`."""
+    first = fh.readline()
+    if first != HEAD:
+        return import_profile(
+            backend, profile, history, sessions, json.loads(first + fh.read()), replace=replace
+        )
+    lines = iter(fh)
+    keys = 0
+    with backend.transaction(profile) as tx:
+        if not tx.profile_is_empty():
+            if not replace:
+                raise StoreError(
+                    f"profile {profile!r} already holds data; nothing was imported",
+                    hint="import into a new --profile, or pass --replace to overwrite this one",
+                )
+            tx.wipe_profile()
+        _expect(lines, '"local":{')
+        for item in _items(lines, "}"):
+            key, value = _pair(item)
+            check_key(key)
+            if key == HISTORY_KEY:
+                continue
+            tx.kv_put_encoded(key, *codec.encode(value, codec.text_blobs_for(key)))
+            keys += 1
+            _drop_cycles()
+        _expect(lines, '"history":[')
+        count = chars = 0
+        for pos, item in enumerate(_items(lines, "],")):
+            entry = _entry(item, pos)
+            text, blobs = codec.encode(entry, text_blobs=True)
+            tx.hist_insert(pos, text_length(entry), text, blobs, has_image_parts(entry))
+            count, chars = count + 1, chars + text_length(entry)
+            _drop_cycles()
+        tx.hist_set_state(count, chars)
+        _expect(lines, '"archive":[')
+        stamp = now_ms()
+        for seq, item in enumerate(_items(lines, "]}")):
+            text, blobs = codec.encode(_entry(item, seq), text_blobs=True)
+            tx.archive_insert(seq, text, blobs, stamp)
+            _drop_cycles()
+    return {
+        "source": "chatkeep",
+        "keys": keys,
+        "history": count,  # every imported entry was validated: all of them read back
+        "archived": history.archived_count(),
+        "sessions": len(sessions.list()),
+    }
+
+
+def _expect(lines: Iterator[str], opening: str) -> None:
+    line = next(lines, "").rstrip("\n")
+    if line != opening:
+        raise InvalidValue(f"the export file has {line[:40]!r} where {opening!r} belongs")
+
+
+def _pair(item: str) -> tuple[str, Any]:
+    try:
+        key, end = json.JSONDecoder().raw_decode(item)
+        if not isinstance(key, str) or item[end : end + 1] != ":":
+            raise ValueError("not a key")
+        return key, json.loads(item[end + 1 :])
+    except (ValueError, RecursionError) as exc:
+        raise InvalidValue(f"unreadable line in the export's local section: {exc}") from None
+
+
+def _entry(item: str, index: int) -> Any:
+    try:
+        entry = json.loads(item)
+    except (ValueError, RecursionError) as exc:
+        raise InvalidValue(f"unreadable history entry {index} in the export: {exc}") from None
+    try:
+        validate_entry(entry, index)
+    except InvalidEntry as exc:
+        raise InvalidEntry(
+            f"the import's history is not valid: {exc.message}", field=exc.field, hint=exc.hint
+        ) from None
+    return entry
