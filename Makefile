@@ -1,21 +1,30 @@
 # chatkeep — `make run` sets up and runs the demo on the embedded SQLite default,
 # `make test` sets up and runs the whole test suite.
+# `make run` installs the runtime only; `make test` adds the test and lint tools.
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+STAMP := $(VENV)/.installed-dev
+RUN_STAMP := $(VENV)/.installed
 
 .PHONY: setup run test check bench fuzz clean
 
-$(STAMP): pyproject.toml
+# Two stamps: the runtime alone (what `pip install chatkeep` gives) for `make run`, the test
+# and lint tools on top of it for `make setup`, `make test` and `make check`.
+$(VENV)/bin/python:
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
+
+$(RUN_STAMP): pyproject.toml | $(VENV)/bin/python
+	$(BIN)/pip install --quiet -e .
+	touch $(RUN_STAMP)
+
+$(STAMP): pyproject.toml | $(VENV)/bin/python
 	$(BIN)/pip install --quiet -e '.[dev]'
-	touch $(STAMP)
+	touch $(STAMP) $(RUN_STAMP)
 
 setup: $(STAMP)
 
-run: $(STAMP)
+run: $(RUN_STAMP)
 	PATH="$(CURDIR)/$(BIN):$$PATH" bash scripts/demo.sh
 
 test: $(STAMP)

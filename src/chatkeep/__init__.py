@@ -50,6 +50,8 @@ _LAZY: dict[str, str] = {
     "HISTORY_STEPS": ".rules.wire",
     "Reply": ".conversation",
     "RequestPlan": ".conversation",
+    "SETTING_DEFAULTS": ".rules.settings",
+    "SETTING_RULES": ".rules.settings",
     "Store": ".store",
     "Turn": ".conversation",
     "WireRequest": ".rules.wire",
@@ -64,6 +66,7 @@ _LAZY: dict[str, str] = {
     "build_page_context_text": ".rules.context",
     "build_request": ".rules.wire",
     "cap_turn_images": ".rules.images",
+    "check_settings": ".rules.settings",
     "compact_entry_image_parts": ".rules.labels",
     "data_url_mime": ".dataurl",
     "decode_data_url": ".dataurl",
@@ -90,6 +93,7 @@ _LAZY: dict[str, str] = {
     "open": ".store",
     "parse_figure_labels": ".rules.labels",
     "parse_json": ".limits",
+    "parse_setting": ".rules.settings",
     "plan_request": ".conversation",
     "prepare_history_for_model": ".rules.images",
     "preview_request": ".conversation",
@@ -187,6 +191,12 @@ if TYPE_CHECKING:
         redact_text,
         redact_url,
     )
+    from .rules.settings import (
+        SETTING_DEFAULTS,
+        SETTING_RULES,
+        check_settings,
+        parse_setting,
+    )
     from .rules.thumbnails import (
         downscale_data_url,
     )
@@ -248,6 +258,8 @@ __all__ = [
     "ProviderError",
     "Reply",
     "RequestPlan",
+    "SETTING_DEFAULTS",
+    "SETTING_RULES",
     "Store",
     "StoreError",
     "Turn",
@@ -265,6 +277,7 @@ __all__ = [
     "build_page_context_text",
     "build_request",
     "cap_turn_images",
+    "check_settings",
     "compact_entry_image_parts",
     "data_url_mime",
     "decode_data_url",
@@ -291,6 +304,7 @@ __all__ = [
     "open",
     "parse_figure_labels",
     "parse_json",
+    "parse_setting",
     "plan_request",
     "prepare_history_for_model",
     "preview_request",

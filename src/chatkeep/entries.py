@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .constants import ATTACHMENT_PREFIXES
-from .dataurl import is_image_data_url, mime_of
+from .dataurl import is_image_data_url
 from .errors import InvalidEntry, InvalidValue
 from .limits import ENTRY_MAX_DEPTH, problem
 
@@ -17,8 +17,8 @@ Entry = dict[str, Any]
 
 ROLES = ("user", "assistant")
 TEXT_PART_TYPES = ("text", "input_text")
-#: Image types the validator accepts today (the ones every provider API takes as they are).
-STORED_IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
+# Any ``image/*`` type is stored byte for byte (SPEC §3.2); requests convert the types the
+# APIs do not take (``chatkeep.rules.sendable``).
 _OPTIONAL_FIELDS = {
     "attachId",
     "videoSrc",
@@ -163,10 +163,10 @@ def validate_entry(entry: Any, index: int | None = None) -> None:
                         f"{where}.{pf}.image_url must be an object with 'url' or a string",
                         field=f"{pf}.image_url",
                     )
-                if not is_image_data_url(url) or mime_of(url) not in STORED_IMAGE_TYPES:
+                if not is_image_data_url(url):
                     shown = (url[:40] + "…") if isinstance(url, str) and len(url) > 40 else url
                     raise InvalidEntry(
-                        f"{where}.{pf}.image_url.url must be a data:image/(png|jpeg|webp|gif);base64 URL, got {shown!r}",
+                        f"{where}.{pf}.image_url.url must be a data:image/<type>;base64 URL, got {shown!r}",
                         field=f"{pf}.image_url.url",
                         hint="store the image bytes inline as a data: URL; remote image links are not kept",
                     )

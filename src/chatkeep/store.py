@@ -57,22 +57,42 @@ def _backend_for(url: str) -> Backend:
     return SQLiteBackend(os.path.abspath(os.path.expanduser(url)))
 
 
-def open(url: str | None = None, *, profile: str = "default") -> Store:  # noqa: A001
-    """Open a store. ``url``: None (env ``CHATKEEP_STORE``, else the user data dir), a path,
-    ``sqlite:///abs/path.db``, ``:memory:`` or ``postgresql://…``."""
+def open(url: str | None = None, *, profile: str | None = None) -> Store:  # noqa: A001
+    """Open a store. ``url``: None (env ``CHATKEEP_STORE``, else ``chatkeep.db`` in the user
+    data dir, which is created when missing), a path, ``sqlite:///abs/path.db``, ``:memory:``
+    or ``postgresql://…``; any other directory must exist already. ``profile``: None (env
+    ``CHATKEEP_PROFILE``, else ``"default"``) or a name."""
+    if profile is None:
+        profile = os.environ.get("CHATKEEP_PROFILE") or "default"
     if isinstance(profile, str):
         check_text(profile, "the profile name")
     if url is not None and not isinstance(url, str | os.PathLike):
         raise InvalidValue(f"the store URL must be a string, got {type(url).__name__}")
     if isinstance(url, str):
         check_text(url, "the store URL")
+    if isinstance(url, os.PathLike):
+        url = os.fspath(url)
     if not isinstance(profile, str) or not profile or len(profile) > MAX_PROFILE_CHARS:
         raise InvalidValue(
             f"profile must be a non-empty string of at most {MAX_PROFILE_CHARS} characters",
             hint="pass profile='default' or another short name",
         )
-    target = os.fspath(url) if url else os.environ.get("CHATKEEP_STORE") or default_store_path()
+    target = url or os.environ.get("CHATKEEP_STORE")
+    if not target:
+        target = default_store_path()
+        _make_default_dir(os.path.dirname(target))
     return Store(_backend_for(target), profile)
+
+
+def _make_default_dir(path: str) -> None:
+    """The user data directory is the one directory chatkeep creates (mode 0700)."""
+    try:
+        os.makedirs(path, mode=0o700, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(
+            f"cannot create the data directory {path}: {exc.strerror or exc}",
+            hint="set CHATKEEP_STORE (or --store) to a file in a directory you can write",
+        ) from exc
 
 
 class Store(Profile):

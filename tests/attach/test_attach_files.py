@@ -104,11 +104,11 @@ def test_pdf_without_extension_recognised(fixtures_dir, tmp_path):
 
 
 def test_bmp_recognised_by_content(tmp_path):
-    """Any image Pillow can decode (BMP here) becomes an image, re-encoded as PNG."""
+    """Any image Pillow can decode (BMP here) becomes an image, kept byte for byte (§3.2)."""
     path = tmp_path / "scan.bmp"
     Image.new("RGB", (50, 40), (1, 2, 3)).save(path)
     ex = extract_file(path)
-    assert ex.kind == "image" and ex.images[0].startswith("data:image/png;base64,")
+    assert ex.kind == "image" and ex.images[0].startswith("data:image/bmp;base64,")
 
 
 def test_missing_file():

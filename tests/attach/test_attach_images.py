@@ -84,16 +84,15 @@ def test_truncated_png_refused(tmp_path):
         extract_file(path)
 
 
-def test_tiff_with_alpha_reencoded_losslessly(tmp_path):
-    """A TIFF with transparency becomes a PNG with identical pixels."""
+def test_tiff_with_alpha_kept_byte_for_byte(tmp_path):
+    """A TIFF with transparency is stored as the file's own bytes, typed image/tiff (§3.2)."""
     img = Image.new("RGBA", (40, 30), (10, 20, 30, 128))
     img.putpixel((3, 4), (255, 0, 0, 255))
     path = tmp_path / "layer.tiff"
     img.save(path)
     ex = extract_file(path)
-    assert ex.fmt == "png"
-    back = Image.open(io.BytesIO(_payload(ex.images[0])))
-    assert back.mode == "RGBA" and back.tobytes() == img.tobytes()
+    assert ex.fmt == "tiff" and ex.images[0].startswith("data:image/tiff;base64,")
+    assert _payload(ex.images[0]) == path.read_bytes()
 
 
 def test_pasted_image_bytes(tmp_path):

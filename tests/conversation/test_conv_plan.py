@@ -50,7 +50,11 @@ def test_preview_body_is_the_body_the_server_receives(
     use_provider(store, provider_server, style=style, stream=stream)
     _seed(store)
     preview = chatkeep.preview_request(store, "the next question")
-    assert preview["steps"] == ["age_stale_attachments", "prepare_history_for_model"]
+    assert preview["steps"] == [
+        "age_stale_attachments",
+        "prepare_history_for_model",
+        "sendable_history",
+    ]
     sent_as = {row["index"]: row["sent"] for row in preview["entries"]}
     assert sent_as[0] == "stub" and sent_as[1] == "labels" and sent_as[2] == "raw"
     provider_server.queue(Text("ok"))

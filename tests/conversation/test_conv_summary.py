@@ -54,7 +54,8 @@ def test_summary_writes_back_with_banner_and_images_at_anchors(doc_store, provid
     imgs = [png_data_url(20, 20, (200, 0, 0)), png_data_url(20, 20, (0, 200, 0))]
     entry = illustrated(imgs)
     store.history.append(entry)
-    raw_len = sum(len(p["text"]) for p in entry["content"] if p["type"] == "text")
+    # §7.5: N counts the body after the header, not the header itself
+    raw_len = sum(len(p["text"]) for p in entry["content"] if p["type"] == "text") - len(HEADER)
     provider_server.queue(
         Text("part summary one"),
         Text("part summary two"),

@@ -156,11 +156,21 @@ def test_bound_tiny_budget_never_touches_newest():
     assert all(decode(e["content"][1]["image_url"]["url"]).size == (480, 360) for e in out[:2])
 
 
-def test_bound_seen_images_do_not_count():
-    """Seen entries are neither counted nor touched."""
+def test_bound_seen_images_count_too():
+    """Seen entries count in the budget and are thumbnailed like unseen ones (§5.4, 2nd ed.)."""
     seen = {**user("a", [BIG]), "imagesSeen": True}
     history = [seen, user("b", [BIG2])]
-    assert bound_unseen_images(history, budget=len(BIG2)) == (None, 0)
+    out, changed = bound_unseen_images(history, budget=len(BIG2))
+    assert changed == 1 and out is not None and out[1] is history[1]
+    assert out[0]["imagesSeen"] is True
+    assert decode(out[0]["content"][1]["image_url"]["url"]).size == (480, 360)
+
+
+def test_bound_newest_seen_entry_is_never_touched():
+    """The newest image-bearing entry is kept even when it is seen and alone over budget."""
+    history = [user("a", [BIG]), {**user("b", [BIG2]), "imagesSeen": True}]
+    out, changed = bound_unseen_images(history, budget=1)
+    assert changed == 1 and out[1] is history[1]
 
 
 def test_bound_undecodable_entry_becomes_labels():

@@ -5,7 +5,9 @@ Contract of :func:`extract_file`:
 - ``.html``/``.htm``/``.xhtml`` → the same main-text extraction as web pages (``kind="file"``,
   ``fmt="html"``).
 - ``.md``/``.markdown`` (``fmt="markdown"``) and ``.txt`` (``fmt="text"``) → the text as it is;
-  title = the first heading, else the file name.
+  title = the first heading, else the file name. Binary bytes under such a name (a NUL, or
+  more than 1 % control bytes in the first 8 KiB) are a PDF or image when their bytes say so,
+  else an :class:`~chatkeep.errors.AttachError` — never text.
 - ``.pdf`` → the PDF path (``kind="pdf"``).
 - ``.png .jpg .jpeg .webp .gif`` and any other file Pillow can decode → a screenshot-style
   image (``kind="image"``); bytes that do not decode as an image raise, whatever the extension.
@@ -29,7 +31,13 @@ from ..constants import DEFAULT_MAX_IMAGE_PIXELS, DEFAULT_MAX_PDF_PAGES, MAX_SOU
 from ..errors import AttachError
 from .images import extract_image_bytes
 from .pdf import extract_pdf_bytes
-from .sources import DEFAULT_MAX_CHARS, DEFAULT_MAX_FILE_BYTES, Extracted, decode_text
+from .sources import (
+    DEFAULT_MAX_CHARS,
+    DEFAULT_MAX_FILE_BYTES,
+    Extracted,
+    decode_text,
+    looks_binary,
+)
 from .web import page_from_html, page_from_text
 
 __all__ = ["IMAGE_EXTENSIONS", "extract_file"]
@@ -136,11 +144,12 @@ def extract_file(
     name = path.name
     if ext in HTML_EXTENSIONS:
         return page_from_html(data, url=uri, charset=None, kind="file", max_chars=max_chars)
-    if ext in TEXT_EXTENSIONS:
+    is_pdf = data[:1024].lstrip().startswith(b"%PDF-")
+    if ext in TEXT_EXTENSIONS and not is_pdf and not looks_binary(data):
         return page_from_text(
             decode_text(data), url=uri, fmt=TEXT_EXTENSIONS[ext], kind="file", max_chars=max_chars
         )
-    if ext == ".pdf" or data[:1024].lstrip().startswith(b"%PDF-"):
+    if ext == ".pdf" or is_pdf:
         return extract_pdf_bytes(
             data,
             name=name,
@@ -152,6 +161,12 @@ def extract_file(
         )
     if ext in IMAGE_EXTENSIONS or _looks_like_image(data):
         return extract_image_bytes(data, name=name, url=uri, max_pixels=max_pixels)
+    if ext in TEXT_EXTENSIONS:
+        raise AttachError(
+            f"{name} is named like a text file but holds binary data",
+            hint="check the file (it may be an archive, a program or a damaged download); "
+            "attach text, HTML, Markdown, PDF or image files",
+        )
     text = _as_text(data)
     if text is not None:
         return page_from_text(text, url=uri, fmt="text", kind="file", max_chars=max_chars)

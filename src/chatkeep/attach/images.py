@@ -5,8 +5,10 @@
   before anything is decoded, so no image costs more memory than that bound.
 - The bytes are then validated by decoding them fully with Pillow; bytes that do not decode
   raise :class:`~chatkeep.errors.AttachError`, whatever the file extension says.
-- PNG, JPEG, WebP and GIF keep their original bytes (every pixel is kept); any other format
-  Pillow can open (BMP, TIFF, ICO, …) is re-encoded losslessly as PNG.
+- Every format keeps its original bytes (SPEC §3.2: PNG, JPEG, WebP and GIF as they are sent;
+  BMP, TIFF, ICO, AVIF, … under their own ``image/*`` type, converted to PNG only inside
+  requests by :mod:`chatkeep.rules.sendable`); a format without a known ``image/*`` type is
+  re-encoded losslessly as PNG.
 - The result is ``Extracted(kind="image", text="Screenshot: <name> (<w>×<h>)",
   images=(data_url,))``.
 
@@ -88,14 +90,22 @@ def image_to_data_url(
 ) -> tuple[str, str, tuple[int, int]]:
     """Validate ``data`` and return ``(data_url, fmt, (width, height))``.
 
-    ``fmt`` is ``png``/``jpeg``/``webp``/``gif`` for formats kept as they are, else ``png``.
+    ``fmt`` is the stored subtype (``png``, ``jpeg``, ``bmp``, ``tiff``, …): the bytes are kept
+    as they are under their own type; ``png`` when the format has no known ``image/*`` type
+    (then they are re-encoded losslessly).
     """
+    # Pillow is imported lazily: importing chatkeep must not load imaging libraries.
+    from PIL import Image
+
     img = _open_checked(data, name, max_pixels)
     try:
         size = img.size
         kept = KEPT_FORMATS.get(img.format or "")
         if kept:
             return data_url(data, f"image/{kept}"), kept, size
+        mime = Image.MIME.get(img.format or "", "")
+        if mime.startswith("image/"):
+            return data_url(data, mime), mime.split("/", 1)[1], size
         return pil_to_data_url(img), "png", size
     finally:
         img.close()

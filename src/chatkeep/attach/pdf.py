@@ -32,7 +32,11 @@ from __future__ import annotations
 
 import hashlib
 import io
+import logging
 import re
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from ..constants import DEFAULT_MAX_IMAGE_PIXELS, DEFAULT_MAX_PDF_PAGES, MAX_PDF_PAGES_KEY
 from ..errors import AttachError
@@ -258,6 +262,21 @@ def _metadata_title(reader) -> str:
     return "" if title.lower() in _PLACEHOLDER_TITLES else title
 
 
+@contextmanager
+def _quiet_pypdf() -> Iterator[None]:
+    """pypdf reports damaged files through its logger and ``warnings``; what matters reaches
+    the user as an :class:`AttachError` or as missing text, never as raw library noise."""
+    logger = logging.getLogger("pypdf")
+    saved = logger.level
+    logger.setLevel(logging.CRITICAL + 1)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logger.setLevel(saved)
+
+
 def extract_pdf_bytes(
     data: bytes,
     *,
@@ -272,7 +291,22 @@ def extract_pdf_bytes(
     """Extract one PDF. ``title`` is used when the PDF's metadata has none (default ``name``).
 
     A PDF of more than ``max_pages`` pages raises :class:`AttachError` before any page is
-    read; embedded images whose declared size is over ``max_pixels`` are skipped undecoded."""
+    read; embedded images whose declared size is over ``max_pixels`` are skipped undecoded.
+    pypdf's warnings and log records stay quiet (:func:`_quiet_pypdf`)."""
+    with _quiet_pypdf():
+        return _extract_pdf(data, name, url, title, max_chars, max_figures, max_pixels, max_pages)
+
+
+def _extract_pdf(
+    data: bytes,
+    name: str,
+    url: str,
+    title: str,
+    max_chars: int,
+    max_figures: int,
+    max_pixels: int,
+    max_pages: int,
+) -> Extracted:
     reader = _open_reader(data, name)
     if len(reader.pages) > max_pages:
         raise AttachError(

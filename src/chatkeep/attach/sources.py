@@ -36,6 +36,7 @@ __all__ = [
     "cap_text",
     "data_url",
     "decode_text",
+    "looks_binary",
     "markdown_title",
 ]
 
@@ -80,6 +81,23 @@ def cap_text(text: str, max_chars: int) -> tuple[str, bool]:
 def data_url(data: bytes, mime: str) -> str:
     """``data:<mime>;base64,<data>``."""
     return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+#: Bytes that never occur in text (C0 controls but tab, newline, form feed, carriage return and
+#: escape); a sample where more than 1 in 100 bytes is one of them is binary.
+_BINARY_BYTES = bytes(set(range(32)) - {9, 10, 12, 13, 27})
+
+
+def looks_binary(data: bytes) -> bool:
+    """True for data that is not text in any encoding: a NUL or many control bytes in the
+    first 8 KiB (a byte-order mark says text: UTF-16 holds NUL bytes)."""
+    if data.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")):
+        return False
+    sample = data[:8192]
+    if b"\x00" in sample:
+        return True
+    controls = len(sample) - len(sample.translate(None, _BINARY_BYTES))
+    return controls * 100 > len(sample)
 
 
 _BOMS = (

@@ -24,7 +24,8 @@ Every ``attach_*`` function runs the same steps and returns an :class:`AttachRes
    already stored when the hook runs. The hook must only *start* the condensing job (the
    sending engine supplies one that runs it in the background and writes the summary back by
    ``attachId``) and return promptly. An exception from the hook does not undo the attachment:
-   it is logged, ``summarizing`` is ``False`` and ``summary_error`` holds its message. Without a
+   it is logged (level INFO), ``summarizing`` is ``False`` and ``summary_error`` holds its
+   message (the CLI's hook condenses in the foreground, so a provider failure lands here). Without a
    hook nothing is summarized and ``summarizing`` is ``False``.
 
 :func:`undo_attach` removes an attachment by ``attachId``; the change tracker is left as it is.
@@ -217,9 +218,9 @@ def _store_extracted(
                 summarize(store, attach_id)
                 summarizing = True
             except Exception as exc:  # the attachment stands; the summary is best effort
-                log.warning(
-                    "could not start the summary of attachment %s", attach_id, exc_info=True
-                )
+                # reported through summary_error; logged below warning so that a library
+                # user without logging set up sees no traceback on stderr
+                log.info("the summary of attachment %s failed", attach_id, exc_info=True)
                 error = str(exc) or exc.__class__.__name__
     return AttachResult(
         attach_id=attach_id,
@@ -400,6 +401,8 @@ def attach_image(
 
 
 _WEB_RE = re.compile(r"^https?://", re.I)
+#: ``scheme://`` at the start of a source (RFC 3986 scheme characters)
+_SCHEME_RE = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
 
 def attach_source(
@@ -422,7 +425,30 @@ def attach_source(
         return attach_url(store, source.strip(), **common)
     if isinstance(source, str) and source[:5].lower() == "data:":
         return attach_image(store, source, **common)
+    if isinstance(source, str):
+        scheme = _SCHEME_RE.match(source.strip())
+        if scheme and scheme.group(1).lower() == "file":
+            return attach_file(store, _file_url_path(source.strip()), **common)
+        if scheme:
+            raise AttachError(
+                f"unsupported URL scheme {scheme.group(1)!r} in {source.strip()!r}",
+                hint="chatkeep attaches http(s):// and file:// URLs, data:image/… URLs and "
+                "local paths; download other sources and attach the file",
+            )
     return attach_file(store, source, **common)
+
+
+def _file_url_path(url: str) -> str:
+    """The local path of a ``file://`` URL (``file:///abs/path`` or ``file://localhost/…``)."""
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(url)
+    if parts.netloc not in ("", "localhost"):
+        raise AttachError(
+            f"file URL {url!r} names another host ({parts.netloc})",
+            hint="attach files of this machine (file:///path) or give the path itself",
+        )
+    return unquote(parts.path)
 
 
 def undo_attach(store: Profile, attach_id: str) -> bool:

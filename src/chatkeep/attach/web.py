@@ -36,6 +36,7 @@ from .sources import (
     Extracted,
     cap_text,
     decode_text,
+    looks_binary,
     markdown_title,
     name_title,
 )
@@ -163,8 +164,18 @@ def extract_html(html: str, *, url: str | None = None) -> tuple[str, str]:
 
 def _check_url(url: str) -> str:
     url = url.strip()
-    parts = urlsplit(url)
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        parts.port  # noqa: B018 - parsing the port is the check (a bad one raises)
+    except ValueError as exc:  # an unclosed "[::1", a port that is not a number, …
+        raise AttachError(
+            f"malformed URL {url!r}: {exc}",
+            hint="an IPv6 host goes in brackets, e.g. http://[::1]:8080/"
+            if "[" in url
+            else "check the address (a port is a number, e.g. http://example.org:8080/)",
+        ) from None
+    if parts.scheme.lower() not in ("http", "https") or not host:
         raise AttachError(
             f"not a web address: {url!r}",
             hint="pass an http(s):// URL; attach local files by their path",
@@ -323,6 +334,11 @@ def extract_url(
     if media in _HTML_TYPES:
         return page_from_html(body, url=url, charset=charset, kind="page", max_chars=max_chars)
     if media in _TEXT_TYPES:
+        if looks_binary(body):
+            raise AttachError(
+                f"{url} is served as {media} but holds binary data",
+                hint="download it and attach the file, or check the address",
+            )
         fmt = _TEXT_TYPES[media]
         if fmt == "text" and urlsplit(url).path.lower().endswith((".md", ".markdown")):
             fmt = "markdown"

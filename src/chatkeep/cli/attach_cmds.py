@@ -6,22 +6,108 @@
 (``attachId, kind, title, url, chars, images, truncated, changed, summarizing, index,
 summaryError``). Bad sources raise :class:`~chatkeep.errors.AttachError` (exit 8, nothing
 stored); an unknown id for ``undo-attach`` exits 1. An attachment over the summary threshold
-is condensed right away by the active provider (a spinner shows it); ``--no-summary`` skips that,
-and a failed summary leaves the raw attachment (``summaryWritten`` says which happened).
+is condensed right away by the active provider (progress on stderr: a bar on a terminal, one
+line per provider call otherwise); ``--no-summary`` skips that. A failed summary leaves the raw
+attachment: ``summaryWritten`` is false and ``summaryError`` says why. Ctrl-C while condensing
+keeps the raw attachment and exits 130.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
+import sys
+import threading
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .. import NotFound
 from .context import pass_ctx
-from .output import echo_json, working
+from .output import echo_json, plain
 
 if TYPE_CHECKING:
     from .. import AttachResult
+
+
+def _summarize_now(store: Any, attach_id: str) -> bool:
+    """Condense the attachment now, with progress on stderr (a bar on a terminal, one line per
+    finished call otherwise). Ctrl-C stops waiting: the raw attachment stays, exit 130."""
+    from .. import summarize_attachment  # lazy: only long attachments are condensed
+
+    result: dict[str, Any] = {}
+    finished = threading.Event()
+    progress = _Progress()
+
+    def work() -> None:
+        try:
+            result["written"] = summarize_attachment(
+                store, attach_id, on_progress=progress.update, raise_errors=True
+            )
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
+            result["error"] = exc
+        finally:
+            finished.set()
+
+    threading.Thread(target=work, name="chatkeep-summary", daemon=True).start()
+    try:
+        while not finished.wait(0.1):
+            pass
+    except KeyboardInterrupt:
+        progress.close()
+        click.echo(
+            f"\n(stopped while condensing: attachment {attach_id} is kept in full, not condensed; "
+            "`chatkeep history` shows it)",
+            err=True,
+        )
+        sys.stderr.flush()
+        sys.stdout.flush()
+        # the provider calls still in flight cannot be joined quickly; nothing is half-written
+        # (the write-back is one transaction, not started yet or done)
+        os._exit(130)
+    progress.close()
+    if "error" in result:
+        raise result["error"]
+    return bool(result.get("written"))
+
+
+class _Progress:
+    """Summary progress on stderr: a rich bar on a terminal, plain lines when piped."""
+
+    def __init__(self) -> None:
+        self._bar: Any = None
+        self._task: Any = None
+        self._lock = threading.Lock()
+
+    def update(self, done: int, total: int) -> None:
+        with self._lock:
+            if not sys.stderr.isatty():
+                if done:
+                    click.echo(f"condensing: call {done} of {total} done", err=True)
+                else:
+                    click.echo(
+                        f"condensing the attachment with the active provider: {total} calls",
+                        err=True,
+                    )
+                return
+            if self._bar is None:
+                from rich.console import Console  # lazy: only a terminal draws the bar
+                from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+                self._bar = Progress(
+                    TextColumn("condensing the attachment"),
+                    BarColumn(),
+                    MofNCompleteColumn(),
+                    console=Console(stderr=True),
+                )
+                self._bar.start()
+                self._task = self._bar.add_task("summary", total=total)
+            self._bar.update(self._task, completed=done, total=total)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._bar is not None:
+                self._bar.stop()
+                self._bar = None
 
 
 def _describe(result: AttachResult) -> str:
@@ -62,17 +148,14 @@ def attach_cmd(
     as_json: bool,
 ) -> None:
     """Attach a web page, file, PDF or image, or a video transcript (--video URL --transcript FILE)."""
-    # The attach layer is imported here: `chatkeep --help` must not load it.
-    from .. import attach_source, attach_video
+    from .. import attach_source, attach_video  # lazy: `chatkeep --help` must not load them
 
     written: list[bool] = []
 
     def summarize(store, attach_id: str) -> None:  # noqa: ANN001 - the attach hook's signature
-        # the process ends with the command, so the summary runs now, in the foreground
-        from .. import summarize_attachment
-
-        with working("condensing the attachment with the active provider…"):
-            written.append(summarize_attachment(store, attach_id))
+        # the process ends with the command, so the summary runs now, in the foreground; a
+        # provider failure propagates, so the result's summaryError names it
+        written.append(_summarize_now(store, attach_id))
 
     hook = None if no_summary else summarize
     if video_url or transcript:
@@ -91,14 +174,16 @@ def attach_cmd(
     if as_json:
         echo_json(data)
         return
-    click.echo(_describe(result))
+    click.echo(plain(_describe(result)))
     if result.summarizing:
         click.echo(
             "condensed to a summary by the model (images kept; the original text is kept too)"
             if data["summaryWritten"]
-            else "could not condense it (no provider, or the provider failed); it stays raw",
+            else "the summary came back empty or the attachment changed; it stays raw",
             err=True,
         )
+    elif result.summary_error:
+        click.echo(plain(f"could not condense it ({result.summary_error}); it stays raw"), err=True)
 
 
 @click.command("undo-attach")

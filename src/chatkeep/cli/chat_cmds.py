@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from .. import AttachError
+from .. import AttachError, InvalidValue
 from .context import pass_ctx
 from .output import echo_json
 from .usage_cmd import usage_line
@@ -25,6 +25,21 @@ from .usage_cmd import usage_line
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print the reply as one JSON object.")
 _PROVIDER = click.option("--provider", help="Provider card to use (default: the active one).")
 _MODEL = click.option("--model", help="Model to use instead of the card's own.")
+
+
+def _text_arg(text: str) -> str:
+    """TEXT as given, or standard input when TEXT is ``-`` (one trailing newline dropped)."""
+    if text != "-":
+        return text
+    data = sys.stdin.read()
+    if data.endswith("\n"):
+        data = data[:-2] if data.endswith("\r\n") else data[:-1]
+    if not data.strip():
+        raise InvalidValue(
+            "standard input held no text to send",
+            hint="pipe the message in, e.g. echo hi | chatkeep chat -",
+        )
+    return data
 
 
 def _read_images(paths: tuple[str, ...]) -> list[str]:
@@ -41,9 +56,33 @@ def _read_images(paths: tuple[str, ...]) -> list[str]:
     return urls
 
 
+def _wait(finished: threading.Event, cancel: threading.Event) -> bool:
+    """Wait for the turn; the first Ctrl-C stops the stream and waits for the partial answer
+    to be saved, a second one stops waiting. True when the user pressed Ctrl-C.
+
+    The wait is on an Event, never on ``Thread.join``: on Python 3.11 a ``join`` interrupted by
+    Ctrl-C marks the thread as finished while it still runs, so the next ``join`` returns at
+    once and the reply is lost."""
+    interrupted = False
+    while True:
+        try:
+            while not finished.wait(0.1):
+                pass
+            return interrupted
+        except KeyboardInterrupt:
+            if interrupted:
+                click.echo("(stopped without waiting: the partial answer may be lost)", err=True)
+                sys.exit(130)
+            interrupted = True
+            cancel.set()
+            click.echo("\n(stopping… press Ctrl-C again to quit at once)", err=True)
+
+
 def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
-    """Run one turn in a worker thread so Ctrl-C can stop the stream cleanly."""
+    """Run one turn in a worker thread so Ctrl-C can stop the stream cleanly; a turn stopped by
+    Ctrl-C keeps its partial answer (``interrupted``) and exits 130."""
     cancel = threading.Event()
+    finished = threading.Event()
     streamed = False
 
     def on_delta(text: str) -> None:
@@ -63,16 +102,12 @@ def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
             result["reply"] = call(on_delta=on_delta, on_notice=on_notice, cancel=cancel, **kwargs)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
             result["error"] = exc
+        finally:
+            finished.set()
 
     worker = threading.Thread(target=work, name="chatkeep-turn", daemon=True)
     worker.start()
-    try:
-        while worker.is_alive():
-            worker.join(0.1)
-    except KeyboardInterrupt:
-        cancel.set()
-        click.echo("\n(stopping…)", err=True)
-        worker.join()
+    stopped = _wait(finished, cancel)
     if "error" in result:
         if streamed:
             sys.stdout.write("\n")
@@ -80,20 +115,26 @@ def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
     reply = result["reply"]
     if as_json:
         echo_json(dataclasses.asdict(reply))
-        return
-    if streamed or reply.text:
-        if not streamed:
-            sys.stdout.write(reply.text)
-        sys.stdout.write("\n")
-    line = usage_line(reply.usage, reply.cost)
-    if line:
-        click.echo(click.style(line, dim=True), err=True)
-    if reply.interrupted:
-        click.echo("(stopped: the partial answer was kept)", err=True)
-    if reply.landed == "session":
-        click.echo(f"(the reply was saved into session {reply.session_id})", err=True)
-    elif reply.landed == "archive":
-        click.echo("(its session was deleted: question and reply are in the archive)", err=True)
+    else:
+        if streamed or reply.text:
+            if not streamed:
+                sys.stdout.write(reply.text)
+            sys.stdout.write("\n")
+        line = usage_line(reply.usage, reply.cost)
+        if line:
+            click.echo(click.style(line, dim=True), err=True)
+        if reply.interrupted:
+            if reply.text:
+                click.echo("(stopped: the partial answer was kept)", err=True)
+            else:
+                click.echo("(stopped before any answer arrived: no reply was saved)", err=True)
+        if reply.landed == "session":
+            click.echo(f"(the reply was saved into session {reply.session_id})", err=True)
+        elif reply.landed == "archive":
+            click.echo("(its session was deleted: question and reply are in the archive)", err=True)
+    if stopped:
+        sys.stdout.flush()
+        sys.exit(130)
 
 
 @click.command("chat")
@@ -112,7 +153,11 @@ def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
 def chat_cmd(
     ctx, text: str, images: tuple[str, ...], provider: str | None, model: str | None, as_json: bool
 ) -> None:  # noqa: ANN001
-    """Send one message and stream the reply."""
+    """Send one message and stream the reply.
+
+    TEXT `-` reads the message from standard input. Ctrl-C stops the reply, keeps the partial
+    answer (marked interrupted) and exits 130."""
+    text = _text_arg(text)
     chat = ctx.store().chat
     turn = chat.prepare_send(text, _read_images(images), provider, model)
     _run(chat.run, as_json, turn=turn)
@@ -128,7 +173,10 @@ def chat_cmd(
 def edit_cmd(
     ctx, index: int, text: str, provider: str | None, model: str | None, as_json: bool
 ) -> None:  # noqa: ANN001
-    """Edit your message at INDEX and send it again (everything after it is replaced)."""
+    """Edit your message at INDEX and send it again (everything after it is replaced).
+
+    TEXT `-` reads the new text from standard input."""
+    text = _text_arg(text)
     chat = ctx.store().chat
     _run(chat.run, as_json, turn=chat.prepare_edit(index, text, None, provider, model))
 

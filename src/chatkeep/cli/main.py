@@ -44,6 +44,11 @@ EXIT_CODES: list[tuple[type[ChatkeepError], int]] = [
 #: command runs, so `chatkeep --help` loads none of them (a test checks the help lines match).
 COMMANDS: dict[str, tuple[str, str, str]] = {
     "chat": ("chat_cmds", "chat_cmd", "Send one message and stream the reply."),
+    "config": (
+        "config_cmd",
+        "config_group",
+        "Settings: list them, get one, set one (validated, written whole or not at all).",
+    ),
     "doctor": (
         "doctor_cmd",
         "doctor_cmd",
@@ -194,9 +199,11 @@ def main(argv: list[str] | None = None) -> None:
     except ChatkeepError as exc:
         if debug:
             raise
-        click.echo(f"error: {exc.message}", err=True)
+        from .output import plain  # error text may quote user input: shown as plain text
+
+        click.echo(f"error: {plain(exc.message)}", err=True)
         if exc.hint:
-            click.echo(f"hint: {exc.hint}", err=True)
+            click.echo(f"hint: {plain(exc.hint)}", err=True)
         sys.exit(exit_code_for(exc))
     except BrokenPipeError:
         sys.exit(0)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,9 +17,23 @@ def working(message: str) -> Iterator[None]:
         yield
         return
     from rich.console import Console  # lazy: only interactive runs draw a spinner
+    from rich.text import Text
 
-    with Console(stderr=True).status(message):
+    # the message may quote a file name: a Text, so brackets in it are never read as markup
+    with Console(stderr=True).status(Text(plain(message))):
         yield
+
+
+#: C0 controls (but tab and newline), DEL and C1 controls: a stored name or text holding them
+#: could move the cursor or recolour the terminal, so human output shows them escaped.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def plain(text: Any) -> str:
+    """User text for the terminal, read as nothing but text: control characters (escape
+    sequences included) are shown as ``\\xNN``; rich markup is never applied to it (tables get
+    it as ``rich.text.Text``)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
 
 
 def echo_json(value: Any) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .context import pass_ctx
-from .output import echo_json
+from .output import echo_json, plain
 from .price_opts import apply_cost_options, cost_options
 
 STYLES = ("chat", "responses", "anthropic")
@@ -22,8 +22,10 @@ def provider_group() -> None:
 @click.option("--base-url", required=True, help="API root, e.g. https://api.openai.com/v1.")
 @click.option("--model", required=True, help="Model id.")
 @click.option("--api-key-env", metavar="VAR", help="Environment variable holding the API key.")
-@click.option("--temperature", type=float)
-@click.option("--max-tokens", type=int)
+@click.option("--temperature", type=float, help="Sampling temperature sent with every request.")
+@click.option(
+    "--max-tokens", type=int, help="Cap on the reply's length in tokens (default: the API's)."
+)
 @click.option("--no-stream", is_flag=True, help="Ask for whole answers instead of streams.")
 @click.option(
     "--server-transcript",
@@ -121,4 +123,6 @@ def list_cmd(ctx, as_json: bool) -> None:  # noqa: ANN001
         mark = "*" if r["active"] else " "
         model = settings["activeModel"] if r["active"] and settings["activeModel"] else r["model"]
         key = f"  key from ${r['apiKeyEnv']}" if r["apiKeyEnv"] else ""
-        click.echo(f"{mark} {r['name']:<12} {r['style']:<10} {model:<24} {r['baseUrl']}{key}")
+        click.echo(
+            plain(f"{mark} {r['name']:<12} {r['style']:<10} {model:<24} {r['baseUrl']}{key}")
+        )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .context import pass_ctx
-from .output import echo_json, human_size
+from .output import echo_json, human_size, plain
 
 
 @click.command("request")
@@ -28,10 +28,12 @@ def request_cmd(ctx, text: str, provider: str | None, model: str | None, as_json
         return
     if p["problem"]:
         click.echo(
-            f"no usable provider ({p['problem']['message']}); shown in the {p['style']} format"
+            plain(
+                f"no usable provider ({p['problem']['message']}); shown in the {p['style']} format"
+            )
         )
     else:
-        click.echo(f"next request: {p['style']} {p['model']}  →  {p['url']}")
+        click.echo(plain(f"next request: {p['style']} {p['model']}  →  {p['url']}"))
     if p["previousResponseId"]:
         click.echo(
             f"continues server transcript {p['previousResponseId']}: "

@@ -8,7 +8,7 @@ import click
 
 from .. import InvalidValue, NotFound, entry_view
 from .context import pass_ctx
-from .output import echo_columns, echo_json, render_entry
+from .output import echo_columns, echo_json, plain, render_entry
 
 
 def _when(ms: object) -> str:
@@ -48,13 +48,15 @@ def list_cmd(ctx, query: str, as_json: bool) -> None:  # noqa: ANN001
         cells = [r["id"], r["name"], _when(r["createdAt"]), "★" if r["pinned"] else ""]
         if query.strip():
             cells.append("content" if r.get("contentMatch") else "name")
-        table.append(cells)
+        table.append([plain(c) for c in cells])  # user text shown as text
     echo_columns(headers, table)
 
 
 @sessions_group.command("save")
 @click.argument("name", required=False)
-@click.option("--json", "as_json", is_flag=True)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the saved row {id, name, createdAt, pinned}."
+)
 @pass_ctx
 def save_cmd(ctx, name: str | None, as_json: bool) -> None:  # noqa: ANN001
     """Save the live conversation as a new session (NAME or an automatic name)."""
@@ -64,11 +66,16 @@ def save_cmd(ctx, name: str | None, as_json: bool) -> None:  # noqa: ANN001
             "the live history is empty; there is nothing to save",
             hint="chat or attach something first",
         )
-    echo_json(row) if as_json else click.echo(f"saved {row['id']}  {row['name']}")
+    echo_json(row) if as_json else click.echo(f"saved {row['id']}  {plain(row['name'])}")
 
 
 @sessions_group.command("new")
-@click.option("--json", "as_json", is_flag=True)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print the saved row {id, name, createdAt, pinned} (null when nothing was saved).",
+)
 @pass_ctx
 def new_cmd(ctx, as_json: bool) -> None:  # noqa: ANN001
     """Save the live conversation (back into its session if loaded) and start an empty one."""
@@ -78,7 +85,7 @@ def new_cmd(ctx, as_json: bool) -> None:  # noqa: ANN001
     elif row is None:
         click.echo("the live history was already empty")
     else:
-        click.echo(f"saved {row['id']}  {row['name']}; started a new conversation")
+        click.echo(f"saved {row['id']}  {plain(row['name'])}; started a new conversation")
 
 
 @sessions_group.command("load")
@@ -86,7 +93,9 @@ def new_cmd(ctx, as_json: bool) -> None:  # noqa: ANN001
 @pass_ctx
 def load_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
     """Replace the live history with a saved session."""
-    n = ctx.store().sessions.load(session_id)
+    store = ctx.store()
+    session_id = store.sessions.resolve(session_id)
+    n = store.sessions.load(session_id)
     if n < 0:
         raise _missing(session_id)
     click.echo(f"loaded {session_id}: {n} entries")
@@ -98,7 +107,9 @@ def load_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
 @pass_ctx
 def rename_cmd(ctx, session_id: str, name: str) -> None:  # noqa: ANN001
     """Rename a saved session."""
-    if not ctx.store().sessions.rename(session_id, name):
+    store = ctx.store()
+    session_id = store.sessions.resolve(session_id)
+    if not store.sessions.rename(session_id, name):
         raise _missing(session_id)
     click.echo(f"renamed {session_id}")
 
@@ -108,7 +119,9 @@ def rename_cmd(ctx, session_id: str, name: str) -> None:  # noqa: ANN001
 @pass_ctx
 def pin_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
     """Pin a session to the top of the drawer (pinned sessions are never evicted)."""
-    if not ctx.store().sessions.pin(session_id, True):
+    store = ctx.store()
+    session_id = store.sessions.resolve(session_id)
+    if not store.sessions.pin(session_id, True):
         raise _missing(session_id)
     click.echo(f"pinned {session_id}")
 
@@ -118,7 +131,9 @@ def pin_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
 @pass_ctx
 def unpin_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
     """Unpin a session."""
-    if not ctx.store().sessions.pin(session_id, False):
+    store = ctx.store()
+    session_id = store.sessions.resolve(session_id)
+    if not store.sessions.pin(session_id, False):
         raise _missing(session_id)
     click.echo(f"unpinned {session_id}")
 
@@ -128,7 +143,9 @@ def unpin_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
 @pass_ctx
 def delete_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
     """Delete a saved session and its body."""
-    if not ctx.store().sessions.delete(session_id):
+    store = ctx.store()
+    session_id = store.sessions.resolve(session_id)
+    if not store.sessions.delete(session_id):
         raise _missing(session_id)
     click.echo(f"deleted {session_id}")
 
@@ -139,7 +156,8 @@ def delete_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
 @pass_ctx
 def show_cmd(ctx, session_id: str, as_json: bool) -> None:  # noqa: ANN001
     """Show one saved session (images as sizes, never base64)."""
-    got = ctx.store().sessions.get(session_id)
+    store = ctx.store()
+    got = store.sessions.get(store.sessions.resolve(session_id))
     if got is None:
         raise _missing(session_id)
     views = [entry_view(i, e) for i, e in enumerate(got.pop("history"))]
@@ -147,7 +165,7 @@ def show_cmd(ctx, session_id: str, as_json: bool) -> None:  # noqa: ANN001
         echo_json({**got, "history": views})
         return
     click.echo(
-        f"{got['name']}  ({got['id']}, {_when(got['createdAt'])}{', pinned' if got['pinned'] else ''})"
+        f"{plain(got['name'])}  ({got['id']}, {_when(got['createdAt'])}{', pinned' if got['pinned'] else ''})"
     )
     for v in views:
-        click.echo(render_entry(v))
+        click.echo(plain(render_entry(v)))

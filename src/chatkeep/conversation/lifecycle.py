@@ -1,8 +1,9 @@
 """Image lifecycle on a stored profile (SPEC §5.1, §5.4): the storage side of the image rules.
 
-Both operations run a pure rule from :mod:`chatkeep.rules.images` over the live entries that
-still hold unseen images (``profile.history.modify_unseen``: one locked read–modify–write of
-just those rows), so their cost does not grow with the history.
+Both operations run a pure rule from :mod:`chatkeep.rules.images` in one locked
+read–modify–write: the seen stamp over the live entries that still hold unseen images
+(``profile.history.modify_unseen``, just those rows), the image budget over the whole live
+window (``profile.history.mutate``), because seen images count in it too (§5.4).
 """
 
 from __future__ import annotations
@@ -31,5 +32,7 @@ def bound_unseen_image_bytes(profile: Profile, budget: int = DEFAULT_UNSEEN_BUDG
         result, changed = bound_unseen_images(entries, budget)
         return result
 
-    profile.history.modify_unseen(fn)
+    # seen images count too (§5.4: an answered image still occupies the store), so this reads
+    # the whole live window, not only the rows flagged unseen
+    profile.history.mutate(fn)
     return changed

@@ -1,7 +1,8 @@
 """Attachment auto-summary (SPEC §7.5): condense a large stored attachment in the background.
 
 * ``summarize_attachment(store, attach_id, *, provider=None, model=None, retries=2,
-  retry_delay=1.0, sleep=time.sleep, max_workers=4) -> bool`` — synchronous. Reads the
+  retry_delay=1.0, sleep=time.sleep, max_workers=4, on_progress=None, raise_errors=False) ->
+  bool`` — synchronous. Reads the
   attachment by ``attachId`` from the live history, splits its body (the text after the
   ``---`` header) with :func:`~chatkeep.conversation.chunking.chunk_text` (≤ 12,000 chars),
   condenses the chunks in parallel and, when there is more than one, merges them with one more
@@ -11,7 +12,7 @@
   The write-back runs under the history lock, by ``attachId``: when the entry is gone or changed
   meanwhile nothing is written. The new text is the same header, then
   ``[chatkeep: auto-condensed from <N> chars — some detail may be lost]`` (``N`` = characters of
-  the raw attachment text, with thousands separators), a blank line and the summary; image parts
+  the raw attachment text after its header, with thousands separators), a blank line and the summary; image parts
   are re-interleaved at their ``[图k]`` anchors (else appended in order) and the entry gets
   ``summarized: true``; other fields are kept. Returns ``True`` when written. Any failure (no
   provider, HTTP error, blank summary, ...) writes nothing and returns ``False``.
@@ -83,9 +84,11 @@ def _split(text: str) -> tuple[str, str, str]:
 
 
 def condensed_text(text: str, summary: str) -> str:
-    """The attachment text after its summary: same header, banner, summary, figures kept."""
+    """The attachment text after its summary: same header, banner, summary, figures kept.
+    The banner's N counts the text after the header (the header itself is kept, not condensed)."""
     header, _body, figures = _split(text)
-    banner = f"[chatkeep: auto-condensed from {len(text):,} chars — some detail may be lost]"
+    condensed = len(text) - len(header)
+    banner = f"[chatkeep: auto-condensed from {condensed:,} chars — some detail may be lost]"
     return f"{header}{banner}\n\n{summary.strip()}{figures}"
 
 
@@ -134,13 +137,31 @@ def summarize_attachment(
     sleep: Callable[[float], object] = time.sleep,
     max_workers: int = 4,
     chunk_chars: int = DEFAULT_CHUNK_CHARS,
+    on_progress: Callable[[int, int], object] | None = None,
+    raise_errors: bool = False,
 ) -> bool:
-    """Condense attachment ``attach_id`` and write it back; ``True`` when written."""
+    """Condense attachment ``attach_id`` and write it back; ``True`` when written.
+
+    ``on_progress(done, total)`` is called once the chunks are known (``done=0``) and after
+    each provider call (``total`` = chunks, plus one merge call when there are several).
+    A failure (no provider, a provider error, …) leaves the raw entry alone and returns
+    ``False``; with ``raise_errors`` it is raised instead, so the caller can report it."""
     try:
         return _summarize(
-            store, attach_id, provider, model, retries, retry_delay, sleep, max_workers, chunk_chars
+            store,
+            attach_id,
+            provider,
+            model,
+            retries,
+            retry_delay,
+            sleep,
+            max_workers,
+            chunk_chars,
+            on_progress,
         )
     except Exception as exc:  # noqa: BLE001 - a failed summary must leave the raw entry alone
+        if raise_errors:
+            raise
         log.warning("auto-summary of attachment %s failed: %s", attach_id, exc)
         return False
 
@@ -155,6 +176,7 @@ def _summarize(
     sleep: Callable[[float], object],
     max_workers: int,
     chunk_chars: int,
+    on_progress: Callable[[int, int], object] | None = None,
 ) -> bool:
     if not attach_id:
         return False
@@ -173,8 +195,21 @@ def _summarize(
     m = _TITLE_RE.search(_header)
     title = m.group(1).strip() if m else ""
 
+    total = len(chunks) + (1 if len(chunks) > 1 else 0)
+    finished = 0
+    progress_lock = threading.Lock()
+
     def call(c: Card, request_body: dict[str, Any]) -> Any:
-        return complete(c, request_body, retries=retries, delay=retry_delay, sleep=sleep)
+        nonlocal finished
+        done = complete(c, request_body, retries=retries, delay=retry_delay, sleep=sleep)
+        if on_progress is not None:
+            with progress_lock:
+                finished += 1
+                on_progress(finished, total)
+        return done
+
+    if on_progress is not None:
+        on_progress(0, total)
 
     prompts = [chunk_prompt(kind, c, k, len(chunks), title) for k, c in enumerate(chunks, 1)]
     workers = max(1, min(max_workers, len(prompts)))
@@ -207,7 +242,8 @@ def _summarize(
 
 
 class SummaryJob(threading.Thread):
-    """A background auto-summary; ``written`` (bool) is set when it ends, ``error`` on a crash."""
+    """A background auto-summary; ``written`` (bool) is set when it ends, ``error`` holds what
+    made it fail (a provider error, …)."""
 
     def __init__(self, store: Profile, attach_id: str, **options: Any) -> None:
         super().__init__(name=f"chatkeep-summary-{attach_id[:8]}", daemon=True)
@@ -219,7 +255,9 @@ class SummaryJob(threading.Thread):
 
     def run(self) -> None:
         try:
-            self.written = summarize_attachment(self.store, self.attach_id, **self.options)
+            self.written = summarize_attachment(
+                self.store, self.attach_id, **{"raise_errors": True, **self.options}
+            )
         except BaseException as exc:  # noqa: BLE001 - reported through .error
             self.error = exc
             self.written = False

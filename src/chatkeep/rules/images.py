@@ -11,7 +11,8 @@ Request side
 
 Store side (wrapped by the store in one locked read–modify–write each)
     :func:`stamp_images_seen` — ``imagesSeen: true`` on every image-bearing entry.
-    :func:`bound_unseen_images` — oldest unseen images become thumbnails until the budget fits.
+    :func:`bound_unseen_images` — oldest images (seen or not) become thumbnails until the
+    budget fits.
 
 Image sizes are counted in data-URL characters (:func:`image_parts_bytes`).
 """
@@ -137,19 +138,37 @@ def image_cap_note(
     )
 
 
+def _as_image_part(image: str | dict[str, Any]) -> dict[str, Any]:
+    """A data-URL string, a ``{"url": …}`` object (what extractors produce) or an image part
+    → a proper ``image_url`` part (§5.6)."""
+    if isinstance(image, str):
+        return image_part(image)
+    if is_image_part(image):
+        return {"type": "image_url", "image_url": {"url": image_part_url(image)}}
+    url = image.get("url") if isinstance(image, dict) else None
+    if isinstance(url, dict):  # {"url": {"url": …}}: the part's own image_url shape
+        url = url.get("url")
+    if not isinstance(url, str):
+        raise ValueError(
+            f"an image must be a data URL, a {{'url': …}} object or a part: {image!r:.80}"
+        )
+    return image_part(url)
+
+
 def interleave_image_parts(
     text: str, images: Sequence[str | dict[str, Any]]
 ) -> str | list[dict[str, Any]]:
     """Image k goes right after the first line containing ``[图k]``; the rest are appended.
 
-    Text between anchors becomes text parts (their concatenation is exactly ``text``); with no
+    ``images`` items are data-URL strings, ``{"url": …}`` objects or image parts; each becomes a
+    proper ``image_url`` part. Text between anchors becomes text parts (their concatenation is exactly ``text``); with no
     images the string itself is returned.
     """
     check_text(text, "text")
     require_list(images, "images", (str, dict))
     if not images:
         return text
-    parts_of = [image_part(im) if isinstance(im, str) else dict(im) for im in images]
+    parts_of = [_as_image_part(im) for im in images]
     lines = text.splitlines(keepends=True)
     placed_at: dict[int, list[int]] = {}
     unplaced: list[int] = []
@@ -227,23 +246,22 @@ def bound_unseen_images(
     *,
     max_edge: int = 480,
 ) -> tuple[list[Entry] | None, int]:
-    """Shrink the oldest unseen images to thumbnails until their data-URL total fits ``budget``.
+    """Shrink the oldest images to thumbnails until their data-URL total fits ``budget``.
 
-    Only entries with image parts and without ``imagesSeen: true`` count. Within budget, or with
-    a single such entry, nothing happens. The newest image-bearing entry is never touched, even
-    when it alone exceeds the budget. An entry with an image that cannot be decoded becomes
-    label placeholders. Returns ``(new list or None, number of image parts changed)``.
+    Every entry with image parts counts, seen or not (an answered image still occupies the
+    store, §5.4). Within budget, or with a single such entry, nothing happens. The newest
+    image-bearing entry is never touched, even when it alone exceeds the budget. An entry with
+    an image that cannot be decoded becomes label placeholders. Returns ``(new list or None,
+    number of image parts changed)``.
     """
     require_entry_list(entries, "entries")
-    unseen = [
-        i for i, e in enumerate(entries) if has_image_parts(e) and e.get("imagesSeen") is not True
-    ]
-    total = sum(_entry_image_chars(entries[i]) for i in unseen)
-    if total <= budget or len(unseen) <= 1:
+    bearing = [i for i, e in enumerate(entries) if has_image_parts(e)]
+    total = sum(_entry_image_chars(entries[i]) for i in bearing)
+    if total <= budget or len(bearing) <= 1:
         return None, 0
     out: list[Entry] | None = None
     changed = 0
-    for i in unseen[:-1]:
+    for i in bearing[:-1]:
         if total <= budget:
             break
         entry = entries[i]

@@ -32,7 +32,7 @@ from ..constants import (
     SESSIONS_INDEX_KEY,
 )
 from ..entries import is_attachment, validate_entries, validate_entry
-from ..errors import InvalidValue
+from ..errors import InvalidValue, NotFound
 from ..limits import check_text
 from . import codec
 from .legacy_index import body_key, migrate_index, needs_migration, text_digest
@@ -46,6 +46,9 @@ if TYPE_CHECKING:
 Row = dict[str, Any]
 RowList = list[Row]  # the class below has a method named `list`
 _ID_MAX = 192  # "session_" + id stays within the 200-character key limit
+
+#: Fewest characters of a session id that :meth:`Sessions.resolve` accepts as a prefix.
+MIN_ID_PREFIX = 4
 
 
 def auto_name(history: Entries, today: _dt.date | None = None) -> str:
@@ -159,6 +162,32 @@ class Sessions:
             {**_light(r), "contentMatch": query not in str(r.get("name", "")).lower()}
             for _o, r in pairs
         ]
+
+    def resolve(self, prefix: str) -> str:
+        """The full id of the one saved session whose id starts with ``prefix`` (at least
+        :data:`MIN_ID_PREFIX` characters; a full id always resolves to itself). Raises
+        :class:`NotFound` when none matches and :class:`InvalidValue` when several do."""
+        given = prefix.strip().lower() if isinstance(prefix, str) else ""
+        ids = [str(r.get("id")) for r in self.list()]
+        if given in ids:
+            return given
+        if len(given) < MIN_ID_PREFIX:
+            raise InvalidValue(
+                f"session id {prefix!r} is too short: give at least {MIN_ID_PREFIX} characters",
+                hint="list ids with `chatkeep sessions list`",
+            )
+        found = [i for i in ids if i.startswith(given)]
+        if not found:
+            raise NotFound(
+                f"no saved session with id {prefix!r}",
+                hint="list ids with `chatkeep sessions list`",
+            )
+        if len(found) > 1:
+            raise InvalidValue(
+                f"session id prefix {prefix!r} matches {len(found)} sessions",
+                hint="give more characters of the id (`chatkeep sessions list` shows them)",
+            )
+        return found[0]
 
     def get(self, session_id: str) -> Row | None:
         _check_id(session_id)

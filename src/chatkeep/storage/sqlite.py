@@ -1,4 +1,5 @@
-"""SQLite backend: the embedded default. One file, WAL journal, created with mode 0600."""
+"""SQLite backend: the embedded default. One file, WAL journal, created with mode 0600; see
+:class:`SQLiteBackend` for what opening checks."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import sqlite3
 import stat
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import quote
 
 from ..errors import ChatkeepError, StoreError
 from .backend import Backend
@@ -65,6 +67,13 @@ def tighten_permissions(path: str) -> list[str]:
     return changed
 
 
+def _writable(path: str) -> bool:
+    """Whether this process may write the store: the file, and its directory (SQLite creates
+    its journal files beside it)."""
+    parent = os.path.dirname(os.path.abspath(path))
+    return os.access(path, os.W_OK) and os.access(parent, os.W_OK | os.X_OK)
+
+
 def _create_session_fts(backend: Backend) -> bool:
     """Move session digests into an FTS5 trigram table (it answers substring ``LIKE`` from the
     index); ``False`` when this SQLite has no FTS5 or no trigram tokenizer (the plain table
@@ -89,6 +98,16 @@ SESSION_FTS = Migration("0003_sqlite_session_fts", dialects=("sqlite",), run=_cr
 
 
 class SQLiteBackend(Backend):
+    """One SQLite file (or ``:memory:``).
+
+    Opening never creates directories: the parent directory must exist (the caller, i.e.
+    :func:`chatkeep.open`, creates only the default data directory). A missing file is created
+    with mode 0600. A file that is not SQLite, or an SQLite database of another application
+    (tables, none of them chatkeep's), is refused with a :class:`StoreError` before anything is
+    written to it. A file this process cannot write is opened read-only: reading works, a write
+    raises ``StoreError``. Schema migrations run only when one is missing.
+    """
+
     dialect = "sqlite"
     blob_type = "BLOB"
     bytes_len = "length"
@@ -97,36 +116,134 @@ class SQLiteBackend(Backend):
         super().__init__()
         self.path = path
         self.description = f"sqlite://{path}" if path != ":memory:" else ":memory:"
+        self.read_only = False
+        if path != ":memory:":
+            self._create_file(path)
+            tighten_permissions(path)  # an existing store readable by others becomes private
+            self.read_only = not _writable(path)
         try:
-            if path != ":memory:":
-                parent = os.path.dirname(os.path.abspath(path))
-                if not os.path.isdir(parent):
-                    os.makedirs(parent, mode=0o700, exist_ok=True)
-                if not os.path.exists(path):
-                    fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
-                    os.close(fd)
-                else:
-                    tighten_permissions(path)
-            self._conn = sqlite3.connect(
-                path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-            )
-            if path != ":memory:":
-                self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-            self._conn.execute("PRAGMA foreign_keys=OFF")
-        except (OSError, sqlite3.Error) as exc:
+            self._conn = self._connect(path, immutable=False)
+            tables = self._tables()
+        except sqlite3.OperationalError as exc:
+            if not self.read_only:
+                raise self._open_error(exc) from exc
+            # a read-only WAL file in a directory we cannot write (no -shm file can be made):
+            # read it as immutable, which needs no shared-memory file
+            if getattr(self, "_conn", None) is not None:
+                self._conn.close()
+            try:
+                self._conn = self._connect(path, immutable=True)
+                tables = self._tables()
+            except sqlite3.Error as again:
+                raise self._open_error(again) from again
+        except sqlite3.Error as exc:
+            raise self._open_error(exc) from exc
+        foreign = sorted(t for t in tables if not t.startswith(("ck_", "sqlite_")))
+        if foreign and not any(t.startswith("ck_") for t in tables):
+            self._conn.close()
+            shown = ", ".join(foreign[:5]) + (", …" if len(foreign) > 5 else "")
             raise StoreError(
-                f"cannot open the SQLite store at {path}: {exc}",
-                hint="check that the directory exists and is writable, or pass another --store",
-            ) from exc
+                f"{path} is another application's SQLite database ({len(foreign)} tables: "
+                f"{shown}), not a chatkeep store; nothing was changed",
+                hint="pass the path of a chatkeep store or of a new file with --store",
+            )
+        try:
+            if not self.read_only:
+                if path != ":memory:":
+                    self._conn.execute("PRAGMA journal_mode=WAL")
+                self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute("PRAGMA foreign_keys=OFF")
+        except sqlite3.Error as exc:
+            raise self._open_error(exc) from exc
         if sqlite3.sqlite_version_info >= (3, 44):  # ordered aggregates; before, the
             # ordered subquery of the base class gives the order (SQLite does not flatten it)
             self.joined_history_sql = (
                 "SELECT count(*), group_concat(value, ',' ORDER BY pos) FROM ck_history"
                 " WHERE profile=?"
             )
-        self.migrate()
+        if self._needs_migration(tables):
+            if self.read_only:
+                raise StoreError(
+                    f"the store {path} needs a schema upgrade but is read-only",
+                    hint="open it once with write permission on the file and its directory",
+                )
+            self.migrate()
         self._use_trigram_index()
+
+    @staticmethod
+    def _create_file(path: str) -> None:
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            raise StoreError(
+                f"cannot create the SQLite store {path}: the directory {parent} does not exist",
+                hint=f"check the path for a typo, or create the directory first (mkdir -p {parent})",
+            )
+        if os.path.isdir(path):
+            raise StoreError(
+                f"{path} is a directory, not a store file",
+                hint=f"pass a file path, e.g. {os.path.join(path, 'chatkeep.db')}",
+            )
+        if os.path.exists(path):
+            return
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_RDWR, 0o600)
+            os.close(fd)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the SQLite store {path}: {exc.strerror or exc}",
+                hint=f"check that you may write to {parent}, or pass another --store",
+            ) from exc
+
+    def _connect(self, path: str, *, immutable: bool) -> sqlite3.Connection:
+        target: str = path
+        uri = False
+        if self.read_only:
+            target = f"file:{quote(os.path.abspath(path))}?mode=ro" + (
+                "&immutable=1" if immutable else ""
+            )
+            uri = True
+        return sqlite3.connect(
+            target,
+            timeout=BUSY_TIMEOUT_S,
+            isolation_level=None,
+            check_same_thread=False,
+            uri=uri,
+        )
+
+    def _tables(self) -> set[str]:
+        rows = self._conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()
+        return {r[0] for r in rows}
+
+    def _needs_migration(self, tables: set[str]) -> bool:
+        """Whether a migration is missing (so opening needs a write); the optional FTS5 index
+        (it stays missing on an SQLite without FTS5) never makes a read-only open fail."""
+        if "ck_migrations" not in tables:
+            return True
+        done = {r[0] for r in self._conn.execute("SELECT name FROM ck_migrations").fetchall()}
+        missing = [m.name for m in self.migrations() if m.name not in done]
+        if self.read_only and missing == [SESSION_FTS.name]:
+            return False
+        return bool(missing)
+
+    def _open_error(self, exc: BaseException) -> StoreError:
+        text = str(exc)
+        if isinstance(exc, sqlite3.DatabaseError) and "not a database" in text:
+            return StoreError(
+                f"{self.path} is not an SQLite database (file is not a database)",
+                hint="it may be another kind of file or a damaged store; pass the path of a "
+                "chatkeep store, or of a new file, with --store",
+            )
+        if "readonly" in text or "read-only" in text:
+            return StoreError(
+                f"the store {self.path} is read-only: {text}",
+                hint="reading commands work on it; writing needs write permission on the file "
+                "and its directory",
+            )
+        return StoreError(
+            f"cannot open the SQLite store at {self.path}: {text}",
+            hint="check that the file and its directory can be read (and written, to change "
+            "it), or pass another --store",
+        )
 
     def migrations(self) -> tuple[Migration, ...]:
         return (*super().migrations(), SESSION_FTS)
@@ -168,13 +285,14 @@ class SQLiteBackend(Backend):
         self._conn.close()
 
     def translate(self, exc: BaseException) -> ChatkeepError | None:
-        code = getattr(exc, "sqlite_errorcode", None)
-        known = _SQLITE_CODES.get(code & 0xFF) if isinstance(code, int) else None
-        if isinstance(exc, sqlite3.Error) and known is not None:
-            what, hint = known
-            return StoreError(f"{what}: {self.path} ({exc})", hint=hint)
-        if isinstance(exc, OSError):
-            return StoreError(f"cannot use the store {self.path}: {exc}", hint=_SQLITE_CODES[10][1])
+        if isinstance(exc, sqlite3.OperationalError) and "readonly" in str(exc):
+            return StoreError(
+                f"the store {self.path} is read-only; this command needs to write",
+                hint="reading commands (history, sessions list/show, stats, export) work; to "
+                "write, get write permission on the file and its directory",
+            )
+        if isinstance(exc, sqlite3.DatabaseError) and "not a database" in str(exc):
+            return self._open_error(exc)
         if isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
             return StoreError(
                 f"the store {self.path} stayed locked for more than {BUSY_TIMEOUT_S:.0f} s",

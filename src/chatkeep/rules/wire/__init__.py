@@ -1,7 +1,8 @@
 """Wire builders: stored history → one plain, printable request (SPEC §6).
 
 ``build_request(style, history, *, user_entry, ...)`` runs the send-time pipeline
-(:data:`~chatkeep.rules.wire.base.HISTORY_STEPS`: age stale attachments → prepare for the model)
+(:data:`~chatkeep.rules.wire.base.HISTORY_STEPS`: age stale attachments → prepare for the model
+→ sendable image types)
 and then the builder of the API style (``chat``, ``responses``, ``anthropic``). It never touches
 storage and never mutates ``history`` or ``user_entry``; building twice from equal inputs gives
 byte-identical :func:`serialize` output.
@@ -16,10 +17,10 @@ from ...entries import ROLES, Entry, validate_entry
 from ...errors import InvalidEntry, ProviderConfigError
 from ...limits import ENTRY_MAX_DEPTH, check_text, problem
 from ..cache import plan_cache
-from ..images import prepare_history_for_model
 from .anthropic import build_anthropic
 from .base import (
     HISTORY_STEPS,
+    TURN_STEPS,
     HistoryStep,
     WireRequest,
     api_root,
@@ -100,8 +101,9 @@ def build_request(
     prompt_cache_key: str | None = None,
 ) -> WireRequest:
     """The request for ``history`` + the new ``user_entry`` in the wire format of ``style``,
-    after the history ``steps`` (default :data:`HISTORY_STEPS`: age stale attachments, then
-    prepare for the model; ``steps=()`` resends the stored history verbatim, the naive
+    after the history ``steps`` (default :data:`HISTORY_STEPS`: age stale attachments, prepare
+    for the model, sendable image types; the new turn always goes through :data:`TURN_STEPS`;
+    ``steps=()`` resends the stored history verbatim, the naive
     baseline of request accounting).
 
     ``anthropic`` requests built with the standard steps get planned cache marks
@@ -116,7 +118,7 @@ def build_request(
             f"unknown API style {style!r}", hint=f"use one of: {', '.join(STYLES)}"
         )
     kwargs: dict[str, Any] = {
-        "user_entry": prepare_history_for_model([user_entry])[0],
+        "user_entry": run_steps([user_entry], TURN_STEPS)[0],
         "system_prompt": system_prompt,
         "model": model,
         "base_url": base_url,
@@ -136,5 +138,5 @@ def build_request(
             )
         # The server holds the transcript: only the unanswered trailing run is read, unaged.
         kwargs["previous_response_id"] = previous_response_id
-        return builder(prepare_history_for_model(history), **kwargs)
+        return builder(run_steps(history, TURN_STEPS), **kwargs)
     return builder(run_steps(history, steps), **kwargs)

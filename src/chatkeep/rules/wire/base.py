@@ -5,7 +5,7 @@ body the API accepts; :func:`serialize` gives its canonical bytes (insertion ord
 ASCII escaping), which is what request accounting and prefix comparisons use.
 
 Every style runs the same history steps first (:data:`HISTORY_STEPS`): age stale attachments,
-then prepare the history for the model. A step is a pure ``history -> history`` function that
+prepare the history for the model, then make every image a type the APIs accept. A step is a pure ``history -> history`` function that
 returns its input when it changes nothing; adding a step is adding one function to the tuple.
 """
 
@@ -21,9 +21,11 @@ from ...entries import Entry, image_part_url, is_image_part, is_text_part
 from ..context import age_stale_attachments
 from ..images import prepare_history_for_model
 from ..labels import compact_entry_image_parts
+from ..sendable import sendable_history
 
 __all__ = [
     "HISTORY_STEPS",
+    "TURN_STEPS",
     "HistoryStep",
     "WireRequest",
     "api_root",
@@ -35,8 +37,15 @@ __all__ = [
 
 HistoryStep = Callable[[list[Entry]], list[Entry]]
 
-#: The send-time pipeline every builder runs before shaping messages (SPEC §6.1).
-HISTORY_STEPS: tuple[HistoryStep, ...] = (age_stale_attachments, prepare_history_for_model)
+#: The send-time pipeline every builder runs before shaping messages (SPEC §6.1); the last step
+#: converts stored image types the APIs do not take (BMP, AVIF, …) to PNG, in the request only.
+HISTORY_STEPS: tuple[HistoryStep, ...] = (
+    age_stale_attachments,
+    prepare_history_for_model,
+    sendable_history,
+)
+#: The steps the new turn (and a server-side transcript's unanswered run) goes through.
+TURN_STEPS: tuple[HistoryStep, ...] = (prepare_history_for_model, sendable_history)
 
 _VERSION_SUFFIX_RE = re.compile(r"/v\d+$")
 

@@ -1,0 +1,82 @@
+"""`pip install chatkeep` runs the main job: the built wheel in a fresh virtual environment.
+
+The wheel is built from this checkout (``pip wheel . --no-deps``), installed with the pip that
+``python -m venv`` ships (no upgrade) with its dependencies from the package index, and then the
+installed console script attaches an HTML page and a PDF and chats with the loopback provider.
+No extra is installed: what the faces need is in the base dependencies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from attach.attach_pdfgen import figures_pdf
+from support.provider_server import Text, provider_server  # noqa: F401
+
+ROOT = Path(__file__).parents[1]
+FIXTURES = Path(__file__).parent / "fixtures"
+
+pytestmark = pytest.mark.install
+
+
+def _sh(*cmd: str | Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [str(c) for c in cmd], capture_output=True, text=True, env=env, timeout=900
+    )
+    assert proc.returncode == 0, f"{cmd}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return proc
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv with the wheel of this checkout installed; returns its bin directory."""
+    work = tmp_path_factory.mktemp("install")
+    _sh(sys.executable, "-m", "pip", "wheel", ROOT, "--no-deps", "-q", "-w", work / "dist")
+    (wheel,) = (work / "dist").glob("chatkeep-*.whl")
+    _sh(sys.executable, "-m", "venv", work / "venv")
+    bin_dir = work / "venv" / "bin"
+    _sh(bin_dir / "pip", "install", "-q", wheel)
+    return bin_dir
+
+
+def test_fresh_venv_attach_and_chat(installed: Path, tmp_path: Path, provider_server) -> None:  # noqa: F811
+    """The installed wheel attaches an HTML page and a PDF and chats, with no extra installed."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHATKEEP_", "VIRTUAL_ENV"))}
+    env["PATH"] = f"{installed}:{env.get('PATH', '')}"
+    env["LOOP_KEY"] = "sk-loop"
+    db = tmp_path / "fresh.db"
+    exe = installed / "chatkeep"
+
+    def ck(*args: str) -> subprocess.CompletedProcess[str]:
+        proc = _sh(exe, "--store", db, *args, env=env)
+        assert "Traceback" not in proc.stderr and "Warning" not in proc.stderr, proc.stderr
+        return proc
+
+    ck("provider", "add", "loop", "--style", "chat", "--base-url", provider_server.url("/v1"),
+       "--model", "loop-model", "--api-key-env", "LOOP_KEY")  # fmt: skip
+    page = json.loads(ck("attach", str(FIXTURES / "article_blog.html"), "--json").stdout)
+    assert page["kind"] == "file" and page["chars"] > 300 and page["title"]
+    pdf_bytes, _ = figures_pdf(tmp_path)
+    (tmp_path / "report.pdf").write_bytes(pdf_bytes)
+    pdf = json.loads(ck("attach", str(tmp_path / "report.pdf"), "--json").stdout)
+    assert pdf["kind"] == "pdf" and pdf["images"] == 4
+    provider_server.queue(Text("installed and answering"))
+    reply = json.loads(ck("chat", "What do the two attachments say?", "--json").stdout)
+    assert reply["text"] == "installed and answering" and reply["interrupted"] is False
+    sent = json.dumps(provider_server.requests[-1].body)
+    assert "What do the two attachments say?" in sent and "[Page 1]" in sent
+    # the installed package imports without the dev tools, and its import stays light
+    probe = _sh(
+        installed / "python",
+        "-c",
+        "import sys, chatkeep; print(sorted(m for m in ('httpx','pypdf','trafilatura',"
+        "'openai','starlette') if m in sys.modules))",
+        env=env,
+    )
+    assert probe.stdout.strip() == "[]"
