@@ -161,7 +161,7 @@ def _read_only_run(work: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["read"] == ["before"]
-    assert out["error"] and "read-only" in out["error"][0] and "writable" in out["error"][1]
+    assert out["error"] and "read-only" in out["error"][0] and "write" in out["error"][1]
     assert out["final"] == ["before", "after"]
 
 

@@ -35,6 +35,9 @@ TYPED_HELPERS = {
     "export_file",
     "find_session",
     "import_file",
+    # settings parsers take a settings mapping / a key by contract
+    "check_settings",
+    "parse_setting",
 }
 
 

@@ -7,6 +7,7 @@ refusal names the limit and the setting.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..constants import (
@@ -17,13 +18,16 @@ from ..constants import (
     MAX_PDF_PAGES_KEY,
     MAX_SOURCE_BYTES_KEY,
 )
-from ..errors import AttachError
+from ..dataurl import decode as decode_data_url
+from ..errors import AttachError, UndecodableImage
 from ..limits import is_unicode
 
 if TYPE_CHECKING:
     from ..storage.profile import Profile
 
-__all__ = ["require_text", "resource_limits"]
+PASTED_IMAGE_NAME = "pasted image"
+
+__all__ = ["image_source", "require_text", "resource_limits"]
 
 
 def require_text(value: Any, what: str) -> None:
@@ -46,3 +50,40 @@ def resource_limits(store: Profile) -> dict[str, int]:
         ok = isinstance(v, int) and not isinstance(v, bool) and v > 0
         out[name] = v if ok else default
     return out
+
+
+def image_source(
+    data_or_path: bytes | bytearray | memoryview | str | Path, name: str | None, max_bytes: int
+) -> tuple[bytes, str, str]:
+    """``(bytes, name, url)`` of a pasted image (bytes or data URL) or an image file."""
+    if isinstance(data_or_path, bytes | bytearray | memoryview):
+        data = bytes(data_or_path)
+        label = name or PASTED_IMAGE_NAME
+        url = ""
+    elif isinstance(data_or_path, str) and data_or_path[:5].lower() == "data:":
+        try:
+            data = decode_data_url(data_or_path)[1]
+        except UndecodableImage:
+            raise AttachError(
+                f"{name or PASTED_IMAGE_NAME} is not valid base64",
+                hint="paste the image again or save it and attach the file",
+            ) from None
+        label = name or PASTED_IMAGE_NAME
+        url = ""
+    else:
+        from .files import _read_limited  # one size check for every local file
+
+        require_text(
+            str(data_or_path) if isinstance(data_or_path, Path) else data_or_path, "the image path"
+        )
+
+        path = Path(data_or_path).expanduser()
+        data = _read_limited(path, max_bytes)
+        label = name or path.name
+        url = path.resolve().as_uri()
+    if len(data) > max_bytes:
+        raise AttachError(
+            f"{label} is {len(data):,} bytes, over the {max_bytes:,}-byte limit",
+            hint="attach a smaller image",
+        )
+    return data, label, url

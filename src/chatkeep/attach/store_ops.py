@@ -50,12 +50,12 @@ from ..constants import (
     DEFAULT_SUMMARIZE_THRESHOLD,
 )
 from ..conversation.lifecycle import bound_unseen_image_bytes
-from ..dataurl import decode as decode_data_url
-from ..errors import AttachError, UndecodableImage
+from ..errors import AttachError
 from ..rules.context import build_page_context_text
 from ..rules.images import DEFAULT_UNSEEN_BUDGET, image_part, interleave_image_parts
 from ..rules.redact import redact_url
 from . import tracker
+from .caps import image_source as _image_source
 from .caps import require_text as _require_text
 from .caps import resource_limits
 from .sources import DEFAULT_MAX_FETCH_BYTES, DEFAULT_MAX_FILE_BYTES, DEFAULT_TIMEOUT, Extracted
@@ -80,7 +80,6 @@ log = logging.getLogger(__name__)
 #: ``summarize(store, attach_id)``: starts condensing one stored attachment (SPEC §7.5).
 Summarizer = Callable[["Profile", str], Any]
 
-PASTED_IMAGE_NAME = "pasted image"
 _MAX_MODE_CHARS = 40
 
 
@@ -309,8 +308,10 @@ def attach_video(
 ) -> AttachResult:
     """Attach a video transcript (WebVTT/SRT) for ``url``; the entry carries ``videoSrc``."""
     _require_text(url, "the video URL")
-    if not isinstance(transcript_path, str | Path):
-        raise AttachError("the transcript must be a file path")
+    _require_text(
+        str(transcript_path) if isinstance(transcript_path, Path) else transcript_path,
+        "the transcript path",
+    )
     from .video import extract_video
 
     return _store_extracted(
@@ -323,45 +324,6 @@ def attach_video(
         summarize=summarize,
         image_budget=DEFAULT_UNSEEN_BUDGET,
     )
-
-
-def _image_source(
-    data_or_path: bytes | bytearray | memoryview | str | Path, name: str | None, max_bytes: int
-) -> tuple[bytes, str, str]:
-    """``(bytes, name, url)`` of a pasted image (bytes or data URL) or an image file."""
-    if isinstance(data_or_path, bytes | bytearray | memoryview):
-        data = bytes(data_or_path)
-        label = name or PASTED_IMAGE_NAME
-        url = ""
-    elif isinstance(data_or_path, str) and data_or_path[:5].lower() == "data:":
-        try:
-            data = decode_data_url(data_or_path)[1]
-        except UndecodableImage:
-            raise AttachError(
-                f"{name or PASTED_IMAGE_NAME} is not valid base64",
-                hint="paste the image again or save it and attach the file",
-            ) from None
-        label = name or PASTED_IMAGE_NAME
-        url = ""
-    else:
-        from .files import _read_limited  # one size check for every local file
-
-        if not isinstance(data_or_path, str | Path):
-            raise AttachError(
-                "an image is bytes, a data:image/… URL or a file path, "
-                f"not {type(data_or_path).__name__}"
-            )
-
-        path = Path(data_or_path).expanduser()
-        data = _read_limited(path, max_bytes)
-        label = name or path.name
-        url = path.resolve().as_uri()
-    if len(data) > max_bytes:
-        raise AttachError(
-            f"{label} is {len(data):,} bytes, over the {max_bytes:,}-byte limit",
-            hint="attach a smaller image",
-        )
-    return data, label, url
 
 
 def attach_image(

@@ -285,6 +285,10 @@ class SQLiteBackend(Backend):
         self._conn.close()
 
     def translate(self, exc: BaseException) -> ChatkeepError | None:
+        code = getattr(exc, "sqlite_errorcode", None)
+        known = _SQLITE_CODES.get(code & 0xFF) if isinstance(code, int) else None
+        if known is not None and code is not None and code & 0xFF != 8:  # 8: read-only, below
+            return StoreError(f"{known[0]}: {self.path} ({exc})", hint=known[1])
         if isinstance(exc, sqlite3.OperationalError) and "readonly" in str(exc):
             return StoreError(
                 f"the store {self.path} is read-only; this command needs to write",
