@@ -14,88 +14,25 @@ Bad values are refused with 400 and nothing is written.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ... import InvalidValue, preview_request
+from ... import SETTING_RULES, check_settings, preview_request
 from ..http import BadRequest, json_body, ok, threaded
 from ..state import PanelState, public_settings
 
-__all__ = ["ROUTES", "RULES", "SEND_SHORTCUTS", "check_settings"]
+__all__ = ["ROUTES", "RULES"]
 
-SEND_SHORTCUTS = ("Enter", "Ctrl+Enter")
-MAX_PROMPT_CHARS = 100_000
 MAX_NAME_CHARS = 60
-
-
-def _int_range(low: int, high: int | None = None) -> Callable[[Any], bool]:
-    def check(v: Any) -> bool:
-        ok_type = isinstance(v, int) and not isinstance(v, bool)
-        return ok_type and v >= low and (high is None or v <= high)
-
-    return check
-
-
-def _string(
-    limit: int, *, single_line: bool = False, non_empty: bool = False
-) -> Callable[[Any], bool]:
-    def check(v: Any) -> bool:
-        if not isinstance(v, str) or len(v) > limit:
-            return False
-        if single_line and any(c in v for c in "\r\n\x00"):
-            return False
-        return bool(v.strip()) or not non_empty
-
-    return check
-
-
-def _bool(v: Any) -> bool:
-    return isinstance(v, bool)
-
-
-#: ``key: (check, what a valid value is)`` for every settable key.
-RULES: dict[str, tuple[Callable[[Any], bool], str]] = {
-    "activeProvider": (_string(MAX_NAME_CHARS, single_line=True), "a provider card name or ''"),
-    "activeModel": (_string(200, single_line=True), "a model id, or '' for the card's own"),
-    "contextMode": (_string(40, single_line=True, non_empty=True), "a short mode name"),
-    "maxTextChars": (_int_range(0), "an integer ≥ 0 (0 = 1,000,000)"),
-    "autoSummarizeAttachments": (_bool, "true or false"),
-    "summarizeThresholdChars": (_int_range(0), "an integer ≥ 0 (0 = 100,000)"),
-    "systemPrompt": (_string(MAX_PROMPT_CHARS), f"text of at most {MAX_PROMPT_CHARS:,} chars"),
-    "replyLanguage": (_string(100, single_line=True), "a language name, or ''"),
-    "maxHistoryEntries": (_int_range(1), "an integer ≥ 1"),
-    "maxHistoryChars": (_int_range(1), "an integer ≥ 1"),
-    "maxSessions": (_int_range(0), "an integer ≥ 0 (0 = unlimited)"),
-    "fontSize": (_int_range(10, 32), "an integer from 10 to 32"),
-    "sendShortcut": (lambda v: v in SEND_SHORTCUTS, " or ".join(SEND_SHORTCUTS)),
-    "thoughtAutoCollapse": (_bool, "true or false"),
-}
+#: The library's settings rules: one source for the CLI's `config` and the panel.
+RULES = SETTING_RULES
 
 
 def _panel(request: Request) -> PanelState:
     return request.app.state.panel
-
-
-def check_settings(changes: dict[str, Any], providers: dict[str, Any]) -> None:
-    """Raise ``InvalidValue`` naming the first key whose value is not allowed."""
-    for key, value in changes.items():
-        if key not in RULES:
-            raise InvalidValue(
-                f"{key!r} is not a setting the panel can change",
-                hint="providers have their own endpoint; history and sessions are not settings",
-            )
-        check, what = RULES[key]
-        if not check(value):
-            raise InvalidValue(f"{key} must be {what}, got {value!r}", hint=f"give {what}")
-    active = changes.get("activeProvider")
-    if active and active not in providers:
-        raise InvalidValue(
-            f"no provider card named {active!r}", hint="add the card first, then select it"
-        )
 
 
 async def get_settings(request: Request) -> Response:
