@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
+import threading
 from typing import Any
 
 import pytest
@@ -114,11 +115,16 @@ def test_guard_rejects_websocket_and_unknown_scopes(pstore: Any) -> None:
     async def send(message: dict[str, Any]) -> None:
         sent.append(message)
 
-    scope = {"type": "websocket", "path": "/api/state", "headers": [], "query_string": b""}
-    asyncio.run(app(scope, receive, send))
+    def call(scope: dict[str, Any]) -> None:
+        # A thread of its own: the browser tests' driver may keep a loop running in this one.
+        worker = threading.Thread(target=lambda: asyncio.run(app(scope, receive, send)))
+        worker.start()
+        worker.join(30)
+
+    call({"type": "websocket", "path": "/api/state", "headers": [], "query_string": b""})
     assert sent == [{"type": "websocket.close", "code": 1008}]
     sent.clear()
-    asyncio.run(app({"type": "weird"}, receive, send))
+    call({"type": "weird"})
     assert sent == []
 
 
