@@ -17,7 +17,7 @@ import base64
 import binascii
 import re
 
-from .errors import UndecodableImage
+from .errors import InvalidValue, UndecodableImage
 
 __all__ = [
     "HEAD_RE",
@@ -84,6 +84,11 @@ def decode(url: object) -> tuple[str, bytes]:
 
 def encode(raw: bytes, mime: str) -> str:
     """``data:<mime>;base64,<payload>`` of ``raw``."""
+    if not isinstance(raw, bytes | bytearray | memoryview) or not isinstance(mime, str):
+        raise InvalidValue(
+            "encode_data_url takes image bytes and a mime type such as 'image/png'",
+            hint="read the file as bytes first",
+        )
     return f"data:{mime};base64,{base64.b64encode(raw).decode('ascii')}"
 
 

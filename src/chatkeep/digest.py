@@ -13,14 +13,22 @@ import hashlib
 import json
 from typing import Any
 
+from .errors import InvalidValue
+
 __all__ = ["PREFIX", "canonical_json", "digest_bytes", "digest_json", "digest_text", "hex_of"]
 
 PREFIX = "sha256:"
 
 
 def canonical_json(value: Any) -> str:
-    """Sorted keys, compact separators, UTF-8 kept: the bytes every JSON digest is taken of."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """Sorted keys, compact separators, UTF-8 kept: the bytes every JSON digest is taken of.
+    A value that is not JSON raises :class:`~chatkeep.errors.InvalidValue`."""
+    try:
+        return json.dumps(
+            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+    except (TypeError, ValueError, RecursionError) as exc:
+        raise InvalidValue(f"cannot digest a value that is not JSON: {exc}") from None
 
 
 def digest_bytes(data: bytes) -> str:
@@ -28,6 +36,8 @@ def digest_bytes(data: bytes) -> str:
 
 
 def digest_text(text: str) -> str:
+    if not isinstance(text, str):
+        raise InvalidValue(f"digest_text takes a string, got {type(text).__name__}")
     return digest_bytes(text.encode("utf-8", "surrogatepass"))
 
 

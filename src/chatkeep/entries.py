@@ -45,7 +45,9 @@ def is_image_part(part: Any) -> bool:
 
 
 def image_part_url(part: dict[str, Any]) -> str:
-    """The URL of an ``image_url`` part in either accepted shape."""
+    """The URL of an ``image_url`` part in either accepted shape (``""`` for anything else)."""
+    if not isinstance(part, dict):
+        return ""
     img = part.get("image_url")
     if isinstance(img, str):
         return img

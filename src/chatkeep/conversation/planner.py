@@ -34,8 +34,9 @@ from ..entries import (
     is_image_part,
     last_question,
     text_length,
+    validate_entry,
 )
-from ..errors import InvalidValue, ProviderConfigError
+from ..errors import InvalidEntry, InvalidValue, ProviderConfigError
 from ..providers import Card, resolve_provider
 from ..rules.accounting import request_stats
 from ..rules.cache import prompt_cache_key
@@ -172,6 +173,14 @@ def plan_request(
 ) -> RequestPlan:
     """Plan the request for ``history`` + ``user_entry`` (``chain=False``: never continue a
     server transcript, e.g. for the overflow rescue, which must resend everything)."""
+    if not isinstance(card, Card):
+        raise InvalidValue("plan_request takes a resolved provider Card (chatkeep.providers)")
+    if not isinstance(system, str):
+        raise InvalidValue(f"the system prompt is a string, got {type(system).__name__}")
+    # shallow shape checks only: stored history was validated when it was written
+    if not isinstance(history, list) or not all(isinstance(e, dict) for e in history):
+        raise InvalidEntry("the history is a list of entry objects", field="history")
+    validate_entry(user_entry)
     previous = chained_response(profile, card, history) if chain else None
     cache_key = None
     if card.prompt_cache_key:  # one OpenAI cache route per profile and conversation (§6.3)

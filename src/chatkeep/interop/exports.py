@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidValue, NotFound
 from . import datasets, html, markdown
 from .imports import SESSION_FORMAT, SESSION_VERSION
+from .source import checked_path
 
 if TYPE_CHECKING:
     from ..storage.profile import Profile
@@ -33,6 +34,8 @@ PREFIX_MIN = 4
 
 def find_session(profile: Profile, key: str) -> dict[str, Any]:
     """The saved session with id ``key``, or the only one whose id starts with it (≥ 4 chars)."""
+    if not isinstance(key, str):
+        raise InvalidValue(f"a session id is a string, got {type(key).__name__}")
     found = profile.sessions.get(key) if key else None
     if found is not None:
         return found
@@ -110,6 +113,7 @@ def export_file(
 ) -> int:
     """Write the export to ``path`` (mode 0600, replaced atomically); returns the number of
     characters written."""
+    path = checked_path(path)
     lines = export_lines(profile, fmt, session_id)
     folder = os.path.dirname(os.path.abspath(path))
     try:

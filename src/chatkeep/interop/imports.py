@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidEntry, InvalidValue
 from . import chatgpt, claude, librechat, llmdb, markdown, openwebui, simple
 from .model import Conversation
-from .source import Input, Progress, bad_file
+from .source import Input, Progress, bad_file, checked_path
 
 if TYPE_CHECKING:
     from ..storage.profile import Profile
@@ -171,6 +171,7 @@ def import_file(
     """Import ``path`` into ``profile``; returns a report (``source``, and ``conversations``/
     ``added``/``skipped``/``sessions`` for session imports, the profile importer's counts for
     a whole-profile import). Raises ``InvalidValue``/``InvalidEntry`` with nothing imported."""
+    path = checked_path(path)
     if source not in SOURCES:
         raise InvalidValue(
             f"unknown import format {source!r}", hint=f"use one of {', '.join(SOURCES)}"

@@ -63,6 +63,24 @@ def not_this(inp: Input, member: str | None, k: int, label: str) -> InvalidValue
     )
 
 
+def checked_path(path: Any) -> str:
+    """``path`` as a usable file-system path string, or ``InvalidValue`` saying why not."""
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if not isinstance(path, str) or not path:
+        raise InvalidValue(
+            f"a file path is a non-empty string, got {type(path).__name__}",
+            hint="pass the path of the file",
+        )
+    if "\x00" in path:
+        raise InvalidValue("a file path cannot contain NUL", hint="check the path")
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidValue("the file path is not valid Unicode", hint="check the path") from None
+    return path
+
+
 class Input:
     """One import path and the members (JSON documents) it is made of."""
 

@@ -93,6 +93,10 @@ def _unknown(key: str) -> InvalidValue:
 def check_settings(changes: Mapping[str, Any], providers: Mapping[str, Any]) -> None:
     """Raise ``InvalidValue`` naming the first key whose value is not allowed (or unknown);
     ``activeProvider`` must name one of ``providers`` (or be ``""``)."""
+    if not isinstance(changes, Mapping) or not isinstance(providers, Mapping):
+        raise InvalidValue(
+            "settings are changed with an object of {key: value}", hint="send a JSON object"
+        )
     for key, value in changes.items():
         if key not in SETTING_RULES:
             raise _unknown(key)
@@ -110,6 +114,8 @@ def check_settings(changes: Mapping[str, Any], providers: Mapping[str, Any]) -> 
 def parse_setting(key: str, text: str) -> Any:
     """The typed value of setting ``key`` written as ``text`` on a command line (checked by
     its rule, not yet against the provider cards)."""
+    if not isinstance(key, str) or not isinstance(text, str):
+        raise InvalidValue("a setting is given as a key and its value as text")
     if key not in SETTING_RULES:
         raise _unknown(key)
     default = SETTING_DEFAULTS[key]

@@ -13,7 +13,7 @@ from typing import Any
 from ..dataurl import decode as decode_data_url
 from ..dataurl import mime_of
 from ..entries import image_part_url, is_attachment, is_image_part, is_text_part
-from ..errors import UndecodableImage
+from ..errors import InvalidEntry, UndecodableImage
 
 __all__ = ["VIEW_FLAGS", "attachment_meta", "entry_view", "image_info"]
 
@@ -61,6 +61,8 @@ def attachment_meta(text: str) -> dict[str, Any]:
 
 def entry_view(index: int, entry: dict[str, Any]) -> dict[str, Any]:
     """The JSON view of one entry: text parts as text, images as their sizes, flags kept."""
+    if not isinstance(entry, dict):
+        raise InvalidEntry(f"an entry is an object, got {type(entry).__name__}", field="entry")
     content = entry.get("content")
     parts: list[dict[str, Any]] = []
     if isinstance(content, str):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...entries import Entry, image_part_url, is_image_part, is_text_part
+from ...errors import InvalidValue
 from ..context import age_stale_attachments
 from ..images import prepare_history_for_model
 from ..labels import compact_entry_image_parts
@@ -61,7 +62,12 @@ class WireRequest:
 
 def serialize(body: dict[str, Any]) -> bytes:
     """Canonical bytes of a request body (deterministic for equal inputs)."""
-    return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    if not isinstance(body, dict):
+        raise InvalidValue(f"a request body is a JSON object, got {type(body).__name__}")
+    try:
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    except (TypeError, ValueError, UnicodeEncodeError, RecursionError) as exc:
+        raise InvalidValue(f"the request body is not serializable JSON: {exc}") from None
 
 
 def api_root(base_url: str) -> str:
