@@ -74,6 +74,8 @@ _LAZY: dict[str, str] = {
     "encode_data_url": ".dataurl",
     "digest_text": ".digest",
     "downscale_data_url": ".rules.thumbnails",
+    "EXPORT_FORMATS": ".interop",
+    "IMPORT_SOURCES": ".interop",
     "export_file": ".interop",
     "export_lines": ".interop",
     "export_text": ".interop",
@@ -155,7 +157,15 @@ if TYPE_CHECKING:
         is_image_part,
         validate_entry,
     )
-    from .interop import export_file, export_lines, export_text, find_session, import_file
+    from .interop import (
+        EXPORT_FORMATS,
+        IMPORT_SOURCES,
+        export_file,
+        export_lines,
+        export_text,
+        find_session,
+        import_file,
+    )
     from .limits import parse_json
     from .providers import (
         CardRegistry,
@@ -247,8 +257,10 @@ __all__ = [
     "CorruptValue",
     "DEFAULTS",
     "DEFAULT_UNSEEN_BUDGET",
+    "EXPORT_FORMATS",
     "GET_ALL_KEYS",
     "HISTORY_STEPS",
+    "IMPORT_SOURCES",
     "InvalidEntry",
     "InvalidValue",
     "NotFound",

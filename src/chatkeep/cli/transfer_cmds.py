@@ -13,22 +13,10 @@ from typing import Any
 
 import click
 
+from .. import EXPORT_FORMATS, IMPORT_SOURCES
 from .context import pass_ctx
 from .output import working
 
-EXPORT_FORMATS = ("json", "md", "jsonl", "sharegpt", "html")
-IMPORT_SOURCES = (
-    "auto",
-    "chatkeep",
-    "browsa",
-    "chatgpt",
-    "claude",
-    "openwebui",
-    "librechat",
-    "llm",
-    "sharegpt",
-    "jsonl",
-)
 PROGRESS_MIN_BYTES = 1 << 20  # smaller files import too fast for a bar to help
 
 

@@ -15,7 +15,13 @@ from __future__ import annotations
 from .exports import FORMATS, export_file, export_lines, export_text, find_session
 from .imports import SOURCES, detect, import_file
 
+#: The names the facade exports them under.
+EXPORT_FORMATS = FORMATS
+IMPORT_SOURCES = SOURCES
+
 __all__ = [
+    "EXPORT_FORMATS",
+    "IMPORT_SOURCES",
     "FORMATS",
     "SOURCES",
     "detect",

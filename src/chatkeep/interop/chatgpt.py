@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .model import Conversation, as_dict, clean_role, image_url_of, parts_entry, to_ms
-from .source import Input, not_this
+from .source import Input, read_conversations
 
 SKIPPED_TYPES = {
     "user_editable_context",
@@ -160,13 +160,7 @@ def conversation(item: Any, images: _Images) -> Conversation | None:
 def read(inp: Input) -> Iterator[Conversation]:
     images = _Images(inp)
     members: list[str | None] = list(json_members(inp)) if inp.is_zip or inp.is_dir else [None]
-    for name in members:
-        for k, item in enumerate(inp.items(name)):
-            conv = conversation(item, images)
-            if conv is None:
-                raise not_this(inp, name, k, "ChatGPT")
-            if conv.entries:
-                yield conv
+    return read_conversations(inp, lambda item: conversation(item, images), "ChatGPT", members)
 
 
 def looks_like(item: Any) -> bool:

@@ -20,7 +20,7 @@ from typing import Any
 from ..digest import digest_json, hex_of
 from ..rules.context import build_page_context_text
 from .model import Conversation, clean_role, text_entry, to_ms
-from .source import Input, not_this
+from .source import Input, read_conversations
 
 
 def _branch(messages: list[Any]) -> list[dict[str, Any]]:
@@ -92,13 +92,7 @@ def read(inp: Input) -> Iterator[Conversation]:
     from .chatgpt import json_members
 
     members: list[str | None] = list(json_members(inp)) if inp.is_zip or inp.is_dir else [None]
-    for name in members:
-        for k, item in enumerate(inp.items(name)):
-            conv = conversation(item)
-            if conv is None:
-                raise not_this(inp, name, k, "Claude")
-            if conv.entries:
-                yield conv
+    return read_conversations(inp, conversation, "Claude", members)
 
 
 def looks_like(item: Any) -> bool:

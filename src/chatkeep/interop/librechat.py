@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .model import Conversation, as_list, text_entry, to_ms
-from .source import Input, not_this
+from .source import Input, read_conversations
 
 
 def _nested(roots: list[Any]) -> list[dict[str, Any]]:
@@ -92,13 +92,7 @@ def conversation(item: Any) -> Conversation | None:
 
 
 def read(inp: Input) -> Iterator[Conversation]:
-    docs = inp.items() if inp.first_char() == "[" else iter([inp.load()])
-    for k, item in enumerate(docs):
-        conv = conversation(item)
-        if conv is None:
-            raise not_this(inp, None, k, "LibreChat")
-        if conv.entries:
-            yield conv
+    return read_conversations(inp, conversation, "LibreChat")
 
 
 def looks_like(item: Any) -> bool:

@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import dataurl
 from .model import Conversation, as_dict, clean_role, parts_entry, to_ms
-from .source import Input, not_this
+from .source import Input, read_conversations
 
 
 def _branch(chat: dict[str, Any]) -> list[dict[str, Any]]:
@@ -87,13 +87,7 @@ def conversation(item: Any) -> Conversation | None:
 
 
 def read(inp: Input) -> Iterator[Conversation]:
-    docs = inp.items() if inp.first_char() == "[" else iter([inp.load()])
-    for k, item in enumerate(docs):
-        conv = conversation(item)
-        if conv is None:
-            raise not_this(inp, None, k, "Open WebUI")
-        if conv.entries:
-            yield conv
+    return read_conversations(inp, conversation, "Open WebUI")
 
 
 def looks_like(item: Any) -> bool:

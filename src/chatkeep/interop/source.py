@@ -240,3 +240,26 @@ class Input:
                     if seen == 2:
                         return True
         return False
+
+
+def read_conversations(
+    inp: Input,
+    convert: Callable[[Any], Any],
+    label: str,
+    members: list[str | None] | None = None,
+) -> Iterator[Any]:
+    """Each conversation ``convert`` makes of the items of ``members`` (default: the file's
+    one document, or the items of its top-level array); an item it cannot read (``None``)
+    makes the whole file ``label``'s wrong format; empty conversations are skipped."""
+    if members is None:
+        docs = inp.items() if inp.first_char() == "[" else iter([inp.load()])
+        sources: list[tuple[str | None, Iterator[Any]]] = [(None, docs)]
+    else:
+        sources = [(name, inp.items(name)) for name in members]
+    for name, items in sources:
+        for k, item in enumerate(items):
+            conv = convert(item)
+            if conv is None:
+                raise not_this(inp, name, k, label)
+            if conv.entries:
+                yield conv
