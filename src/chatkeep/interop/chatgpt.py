@@ -22,7 +22,16 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from .model import Conversation, as_dict, clean_role, image_url_of, parts_entry, to_ms
+from .model import (
+    Conversation,
+    as_dict,
+    clean_role,
+    image_url_of,
+    node_at,
+    parts_entry,
+    to_ms,
+    walk_up,
+)
 from .source import Input, read_conversations
 
 SKIPPED_TYPES = {
@@ -75,18 +84,7 @@ def _active_path(mapping: dict[str, Any], current: Any) -> list[dict[str, Any]]:
         if not leaves:
             return []
         current = leaves[-1]
-    path = []
-    seen: set[str] = set()
-    node_id: Any = current
-    while isinstance(node_id, str) and node_id in mapping and node_id not in seen:
-        seen.add(node_id)
-        node = mapping[node_id]
-        if not isinstance(node, dict):
-            break
-        path.append(node)
-        node_id = node.get("parent")
-    path.reverse()
-    return path
+    return walk_up(mapping[current], lambda node: node_at(mapping, node.get("parent")))
 
 
 def _hidden(msg: dict[str, Any]) -> bool:

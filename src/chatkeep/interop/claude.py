@@ -19,7 +19,7 @@ from typing import Any
 
 from ..digest import digest_json, hex_of
 from ..rules.context import build_page_context_text
-from .model import Conversation, clean_role, text_entry, to_ms
+from .model import Conversation, clean_role, text_entry, to_ms, walk_up
 from .source import Input, read_conversations
 
 
@@ -28,15 +28,11 @@ def _branch(messages: list[Any]) -> list[dict[str, Any]]:
     if not any(m.get("parent_message_uuid") for m in msgs):
         return msgs
     by_id = {m.get("uuid"): m for m in msgs if m.get("uuid")}
-    path = []
-    seen: set[Any] = set()
-    node: Any = msgs[-1] if msgs else None
-    while isinstance(node, dict) and node.get("uuid") not in seen:
-        seen.add(node.get("uuid"))
-        path.append(node)
-        node = by_id.get(node.get("parent_message_uuid"))
-    path.reverse()
-    return path
+    return walk_up(
+        msgs[-1] if msgs else None,
+        lambda node: by_id.get(node.get("parent_message_uuid")),
+        lambda node: node.get("uuid"),
+    )
 
 
 def _text(msg: dict[str, Any]) -> str:

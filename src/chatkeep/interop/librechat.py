@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .model import Conversation, as_list, text_entry, to_ms
+from .model import Conversation, as_list, text_entry, to_ms, walk_up
 from .source import Input, read_conversations
 
 
@@ -35,15 +35,11 @@ def _flat(msgs: list[Any]) -> list[dict[str, Any]]:
     if not rows:
         return []
     by_id = {m.get("messageId"): m for m in rows if m.get("messageId")}
-    path = []
-    seen: set[Any] = set()
-    node: Any = rows[-1]
-    while isinstance(node, dict) and node.get("messageId") not in seen:
-        seen.add(node.get("messageId"))
-        path.append(node)
-        node = by_id.get(node.get("parentMessageId"))
-    path.reverse()
-    return path
+    return walk_up(
+        rows[-1],
+        lambda node: by_id.get(node.get("parentMessageId")),
+        lambda node: node.get("messageId"),
+    )
 
 
 def _branch(item: dict[str, Any]) -> list[dict[str, Any]]:

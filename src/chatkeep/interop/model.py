@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,6 +67,28 @@ def as_dict(value: Any) -> dict[str, Any]:
 
 def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
+
+
+def walk_up(
+    node: Any,
+    parent_of: Callable[[dict[str, Any]], Any],
+    key_of: Callable[[dict[str, Any]], Any] = id,
+) -> list[dict[str, Any]]:
+    """The message-tree branch that ends at ``node``, root first: follow ``parent_of`` until
+    it gives something that is not a node, or a node whose ``key_of`` was seen (a cycle)."""
+    path: list[dict[str, Any]] = []
+    seen: set[Any] = set()
+    while isinstance(node, dict) and key_of(node) not in seen:
+        seen.add(key_of(node))
+        path.append(node)
+        node = parent_of(node)
+    path.reverse()
+    return path
+
+
+def node_at(nodes: dict[str, Any], key: Any) -> Any:
+    """The node stored under ``key`` (``None`` when ``key`` is not a string key of ``nodes``)."""
+    return nodes.get(key) if isinstance(key, str) else None
 
 
 def to_ms(value: Any) -> int | None:

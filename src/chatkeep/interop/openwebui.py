@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import dataurl
-from .model import Conversation, as_dict, clean_role, parts_entry, to_ms
+from .model import Conversation, as_dict, clean_role, node_at, parts_entry, to_ms, walk_up
 from .source import Input, read_conversations
 
 
@@ -26,17 +26,7 @@ def _branch(chat: dict[str, Any]) -> list[dict[str, Any]]:
         node_id = history.get("currentId")
         if node_id not in msgs and msgs:
             node_id = list(msgs)[-1]
-        path = []
-        seen: set[Any] = set()
-        while isinstance(node_id, str) and node_id in msgs and node_id not in seen:
-            seen.add(node_id)
-            node = msgs[node_id]
-            if not isinstance(node, dict):
-                break
-            path.append(node)
-            node_id = node.get("parentId")
-        path.reverse()
-        return path
+        return walk_up(node_at(msgs, node_id), lambda node: node_at(msgs, node.get("parentId")))
     flat = chat.get("messages")
     return [m for m in flat if isinstance(m, dict)] if isinstance(flat, list) else []
 

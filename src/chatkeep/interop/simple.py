@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import dataurl
 from .model import Conversation, as_dict, clean_role, parts_entry, to_ms
-from .source import Input, bad_file, not_this
+from .source import Input, bad_file, read_conversations
 
 
 def sharegpt_conversation(item: Any) -> Conversation | None:
@@ -42,13 +42,7 @@ def sharegpt_conversation(item: Any) -> Conversation | None:
 
 
 def read_sharegpt(inp: Input) -> Iterator[Conversation]:
-    docs = inp.items() if inp.first_char() == "[" else iter([inp.load()])
-    for k, item in enumerate(docs):
-        conv = sharegpt_conversation(item)
-        if conv is None:
-            raise not_this(inp, None, k, "ShareGPT")
-        if conv.entries:
-            yield conv
+    return read_conversations(inp, sharegpt_conversation, "ShareGPT")
 
 
 def sharegpt_looks_like(item: Any) -> bool:
