@@ -4,7 +4,7 @@
   (each with an edited-away branch, a hidden system node and six visible turns) imported by
   ``chatkeep.import_file`` into a fresh SQLite store, against the obvious alternative: ``json.load``
   the whole file and walk the same branches (no store). Each runs in its own process; the figures
-  are wall time and the child's peak RSS (``ru_maxrss``).
+  are wall time and the child's own peak RSS (``VmHWM``, :mod:`bench.peak`).
 * **Agents SDK session** — the figure-heavy conversation (:func:`bench.workloads.figure_entries`)
   written turn by turn (two ``add_items`` per turn, as the SDK's runner does) into
   ``ChatkeepSession`` and into the SDK's own ``SQLiteSession``; the figures are the time to write
@@ -26,16 +26,23 @@ import tempfile
 import time
 from typing import Any
 
-_CHILD_IMPORT = """
-import resource, sys, time, chatkeep
+from bench.peak import PEAK_RSS
+
+_CHILD_IMPORT = (
+    PEAK_RSS
+    + """
+import sys, time, chatkeep
 t = time.perf_counter()
 with chatkeep.open(sys.argv[1]) as store:
     report = chatkeep.import_file(store, sys.argv[2])
-print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, report["added"])
+print(time.perf_counter() - t, peak_rss(), report["added"])
 """
+)
 
-_CHILD_NAIVE = """
-import json, resource, sys, time
+_CHILD_NAIVE = (
+    PEAK_RSS
+    + """
+import json, sys, time
 t = time.perf_counter()
 with open(sys.argv[2]) as fh:
     data = json.load(fh)
@@ -45,8 +52,9 @@ for conv in data:
     while node:
         kept += 1
         node = mapping[node]["parent"]
-print(time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, len(data))
+print(time.perf_counter() - t, peak_rss(), len(data))
 """
+)
 
 
 def chatgpt_export(path: str, n: int, seed: int = 5) -> int:
@@ -117,7 +125,7 @@ def _child(code: str, *args: str) -> tuple[float, int, int]:
     out = subprocess.run(
         [sys.executable, "-c", code, *args], capture_output=True, text=True, check=True
     ).stdout.split()
-    return float(out[0]), int(out[1]) * 1024, int(out[2])
+    return float(out[0]), int(out[1]), int(out[2])
 
 
 def import_figures(root: str, n: int) -> dict[str, Any]:

@@ -5,7 +5,7 @@ noise PNGs: eight Pillow noise images reused, each copy made distinct by a few c
 every image is its own blob), one per user entry, with a 60-entry live window, so almost all of
 them sit in the archive. Then, each in a fresh process, ``store.export_to(file)`` (streaming)
 and ``store.import_from(file)`` into an empty store run, and the table shows each process's peak
-resident memory (``ru_maxrss``) next to the image volume. Target: under 300 MB for 1 GB
+resident memory (``VmHWM``, :mod:`bench.peak`) next to the image volume. Target: under 300 MB for 1 GB
 (``--mb 1024``, the default; ``--mb 100`` for a quick run). Byte counts are reported, never
 asserted.
 
@@ -20,6 +20,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from bench.peak import PEAK_RSS
 
 BUILD = r"""
 import io, random, sys, base64
@@ -42,24 +44,33 @@ with chatkeep.open(path) as s:
     print(s.stats()["blobBytes"])
 """
 
-EXPORT = r"""
-import resource, sys, chatkeep
+EXPORT = (
+    PEAK_RSS
+    + r"""
+import sys, chatkeep
 with chatkeep.open(sys.argv[1]) as s, open(sys.argv[2], "w", encoding="utf-8") as fh:
     s.export_to(fh)
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+print(peak_rss())
 """
+)
 
-IMPORT = r"""
-import resource, sys, chatkeep
+IMPORT = (
+    PEAK_RSS
+    + r"""
+import sys, chatkeep
 with chatkeep.open(sys.argv[1]) as s, open(sys.argv[2], encoding="utf-8") as fh:
     s.import_from(fh)
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+print(peak_rss())
 """
+)
 
-BASELINE = r"""
-import resource, chatkeep
-print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
+BASELINE = (
+    PEAK_RSS
+    + r"""
+import chatkeep
+print(peak_rss())
 """
+)
 
 
 def _run(code: str, *args: str) -> tuple[int, float]:
