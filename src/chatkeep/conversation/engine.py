@@ -92,11 +92,19 @@ class _Outcome:
 
 
 class _Produced:
-    """Whether any text reached the caller during the current stream, and that text."""
+    """The text pieces that reached the caller during the current stream."""
 
     def __init__(self) -> None:
-        self.value = False
-        self.text = ""
+        self.pieces: list[str] = []
+
+    @property
+    def value(self) -> bool:
+        """Whether any piece arrived (the stream is then not restarted)."""
+        return bool(self.pieces)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces)
 
 
 class _CutOff(Exception):
@@ -369,8 +377,7 @@ class Chat:
             on_retry=on_retry,
         ):
             if isinstance(event, TextDelta):
-                produced.value = True
-                produced.text += event.text
+                produced.pieces.append(event.text)
                 if on_delta is not None:
                     on_delta(event.text)
             else:

@@ -34,7 +34,6 @@ from ..entries import (
     is_image_part,
     last_question,
     text_length,
-    validate_entry,
 )
 from ..errors import InvalidEntry, InvalidValue, ProviderConfigError
 from ..providers import Card, resolve_provider
@@ -177,10 +176,10 @@ def plan_request(
         raise InvalidValue("plan_request takes a resolved provider Card (chatkeep.providers)")
     if not isinstance(system, str):
         raise InvalidValue(f"the system prompt is a string, got {type(system).__name__}")
-    # shallow shape checks only: stored history was validated when it was written
+    # the chain lookup below reads the history before the builder checks it (build_request
+    # checks the history and the new entry in full)
     if not isinstance(history, list) or not all(isinstance(e, dict) for e in history):
         raise InvalidEntry("the history is a list of entry objects", field="history")
-    validate_entry(user_entry)
     previous = chained_response(profile, card, history) if chain else None
     cache_key = None
     if card.prompt_cache_key:  # one OpenAI cache route per profile and conversation (§6.3)

@@ -30,11 +30,11 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ..constants import HISTORY_KEY
 from ..entries import ROLES, has_image_parts, text_length, validate_entry
-from ..errors import CorruptValue, InvalidEntry, InvalidValue, StoreError
+from ..errors import CorruptValue, InvalidEntry, InvalidValue
 from . import codec
 from .areas import check_key
 from .sql import now_ms
-from .transfer import EXPORT_FORMAT, EXPORT_VERSION, import_profile
+from .transfer import EXPORT_FORMAT, EXPORT_VERSION, clear_for_import, import_profile
 
 if TYPE_CHECKING:
     from .backend import Backend
@@ -135,13 +135,7 @@ def import_from(
     lines = iter(fh)
     keys = 0
     with backend.transaction(profile) as tx:
-        if not tx.profile_is_empty():
-            if not replace:
-                raise StoreError(
-                    f"profile {profile!r} already holds data; nothing was imported",
-                    hint="import into a new --profile, or pass --replace to overwrite this one",
-                )
-            tx.wipe_profile()
+        clear_for_import(tx, profile, replace)
         _expect(lines, '"local":{')
         for item in _items(lines, "}"):
             key, value = _pair(item)

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from .backend import Backend
     from .history import History
     from .sessions import Sessions
+    from .sql import Tx
 
 EXPORT_FORMAT = "chatkeep-export"
 EXPORT_VERSION = 1
@@ -72,6 +73,19 @@ def _check_local(items: Any, where: str) -> dict[str, tuple[str, dict[str, Any]]
         check_value(v, f"the value of {k!r}")
         encoded[k] = codec.encode(v, codec.text_blobs_for(k), checked=True)
     return encoded
+
+
+def clear_for_import(tx: Tx, profile: str, replace: bool) -> None:
+    """Inside the import's transaction: an empty profile is used as it is; one that holds data
+    is wiped when ``replace``, else the import is refused (nothing written)."""
+    if tx.profile_is_empty():
+        return
+    if not replace:
+        raise StoreError(
+            f"profile {profile!r} already holds data; nothing was imported",
+            hint="import into a new --profile, or pass --replace to overwrite this one",
+        )
+    tx.wipe_profile()
 
 
 def import_profile(
@@ -121,13 +135,7 @@ def import_profile(
     archive_enc = [codec.encode(e, text_blobs=True, checked=True) for e in archive]
 
     with backend.transaction(profile) as tx:
-        if not tx.profile_is_empty():
-            if not replace:
-                raise StoreError(
-                    f"profile {profile!r} already holds data; nothing was imported",
-                    hint="import into a new --profile, or pass --replace to overwrite this one",
-                )
-            tx.wipe_profile()
+        clear_for_import(tx, profile, replace)
         for k, (text, blobs) in local.items():
             tx.kv_put_encoded(k, text, blobs)
         stamp = now_ms()
