@@ -236,3 +236,75 @@ def test_postgres_cut_mid_turn_keeps_the_streamed_reply(
     assert [e["content"] for e in store.history.read()] == ["a question", "streamed answer"]
     assert chatkeep.save_unsaved_reply(store) is None
     store.close()
+
+
+@pytest.fixture
+def server_tmpfs() -> Iterator[Path]:
+    """A 3 MB tmpfs the PostgreSQL server's own user can reach (root only)."""
+    if not IS_ROOT:
+        pytest.skip("mounting a tmpfs needs root")
+    mnt = Path(tempfile.mkdtemp(prefix="chatkeep-pgdisk-"))
+    os.chmod(mnt, 0o755)
+    r = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=3m,mode=0755", "tmpfs", str(mnt)],
+        capture_output=True,
+    )
+    if r.returncode != 0:
+        mnt.rmdir()
+        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.decode().strip()}")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+        shutil.rmtree(mnt, ignore_errors=True)
+
+
+def test_postgres_full_disk_is_a_store_error_and_loses_no_acknowledged_write(
+    server_tmpfs: Path,
+) -> None:
+    """A PostgreSQL database whose tablespace sits on a 3 MB tmpfs fills up: the append that
+    does not fit raises StoreError saying the server ran out of space (not "connection
+    problem"), every acknowledged append is there, and appends work once space is freed."""
+    psycopg = pytest.importorskip("psycopg")
+    try:
+        admin = psycopg.connect(PG_URL, autocommit=True, connect_timeout=5)
+    except psycopg.Error as exc:
+        if os.environ.get("CI") == "true":
+            raise
+        pytest.skip(f"PostgreSQL not reachable: {exc}")
+    space = server_tmpfs / "pg"
+    space.mkdir()
+    shutil.chown(space, "postgres", "postgres")
+    name = "ck_full_" + uuid.uuid4().hex[:8]
+    try:
+        admin.execute(f"CREATE TABLESPACE {name} LOCATION '{space}'")
+    except psycopg.Error as exc:
+        admin.close()
+        pytest.skip(f"cannot create a tablespace here: {exc}")
+    admin.execute(f"CREATE DATABASE {name} TABLESPACE {name}")
+    url = urlunsplit(urlsplit(PG_URL)._replace(path="/" + name))
+    try:
+        store = chatkeep.open(url)
+        store.local.set({"maxHistoryEntries": 1000, "maxHistoryChars": 10**9})
+        acked: list[str] = []
+        with pytest.raises(StoreError) as info:
+            for i in range(1000):
+                text = f"{i} " + os.urandom(30_000).hex()
+                store.history.append({"role": "user", "content": text})
+                acked.append(text)
+        assert "ran out of a resource" in info.value.message
+        assert "free disk space" in info.value.hint
+        assert acked and _texts(store) == acked
+        subprocess.run(["mount", "-o", "remount,size=64m", str(server_tmpfs)], check=True)
+        store.history.append({"role": "user", "content": "after the fault"})
+        store.close()
+        again = chatkeep.open(url)
+        assert _texts(again) == [*acked, "after the fault"]
+        again.close()
+    finally:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,)
+        )
+        admin.execute(f"DROP DATABASE IF EXISTS {name}")
+        admin.execute(f"DROP TABLESPACE IF EXISTS {name}")
+        admin.close()

@@ -88,6 +88,16 @@ class PostgresBackend(Backend):
         self._conn.close()
 
     def translate(self, exc: BaseException) -> ChatkeepError | None:
+        state = getattr(exc, "sqlstate", None) or ""
+        if state.startswith("53"):  # insufficient resources: disk full, out of memory, …
+            return StoreError(
+                f"the PostgreSQL server ran out of a resource ({self.description}): "
+                f"{str(exc).strip()}",
+                hint=(
+                    "free disk space (or memory) on the database server; the unfinished write "
+                    "was rolled back and nothing acknowledged was lost"
+                ),
+            )
         if isinstance(exc, self._psycopg.OperationalError):
             return StoreError(
                 f"PostgreSQL connection problem ({self.description}): {str(exc).strip()}",
