@@ -308,3 +308,41 @@ def test_postgres_full_disk_is_a_store_error_and_loses_no_acknowledged_write(
         admin.execute(f"DROP DATABASE IF EXISTS {name}")
         admin.execute(f"DROP TABLESPACE IF EXISTS {name}")
         admin.close()
+
+
+def test_postgres_database_made_read_only_between_commands() -> None:
+    """A PostgreSQL database switched to read-only between two commands: the next command
+    reads everything, a write raises StoreError saying read-only (nothing written), and once
+    writable again the next write works."""
+    psycopg = pytest.importorskip("psycopg")
+    try:
+        admin = psycopg.connect(PG_URL, autocommit=True, connect_timeout=5)
+    except psycopg.Error as exc:
+        if os.environ.get("CI") == "true":
+            raise
+        pytest.skip(f"PostgreSQL not reachable: {exc}")
+    name = "ck_ro_" + uuid.uuid4().hex[:8]
+    admin.execute(f"CREATE DATABASE {name}")
+    url = urlunsplit(urlsplit(PG_URL)._replace(path="/" + name))
+    try:
+        with chatkeep.open(url) as store:
+            store.history.append({"role": "user", "content": "kept"})
+            store.sessions.save("before")
+        admin.execute(f"ALTER DATABASE {name} SET default_transaction_read_only = on")
+        with chatkeep.open(url) as store:
+            assert _texts(store) == ["kept"]
+            assert [r["name"] for r in store.sessions.list()] == ["before"]
+            with pytest.raises(StoreError) as info:
+                store.history.append({"role": "user", "content": "refused"})
+            assert "read-only" in info.value.message and "writable" in info.value.hint
+            assert _texts(store) == ["kept"]
+        admin.execute(f"ALTER DATABASE {name} SET default_transaction_read_only = off")
+        with chatkeep.open(url) as store:
+            store.history.append({"role": "user", "content": "after"})
+            assert _texts(store) == ["kept", "after"]
+    finally:
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s", (name,)
+        )
+        admin.execute(f"DROP DATABASE IF EXISTS {name}")
+        admin.close()

@@ -98,6 +98,14 @@ class PostgresBackend(Backend):
                     "was rolled back and nothing acknowledged was lost"
                 ),
             )
+        if state == "25006":  # read_only_sql_transaction
+            return StoreError(
+                f"the PostgreSQL database is read-only ({self.description}): {str(exc).strip()}",
+                hint=(
+                    "reading works; to write, make the database writable again (a standby "
+                    "server, or default_transaction_read_only set on the database or role)"
+                ),
+            )
         if isinstance(exc, self._psycopg.OperationalError):
             return StoreError(
                 f"PostgreSQL connection problem ({self.description}): {str(exc).strip()}",
