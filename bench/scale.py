@@ -10,7 +10,8 @@ figures are timed, ``--rounds`` times each, as medians:
 * ``get_all`` — the settings read every page load and every send does;
 * ``live read`` — ``history.read()`` right after an append (a cold read: the write moved the
   history's write counter, so no cached copy is used);
-* ``drawer search`` — ``sessions.list(q)`` for each query of :data:`bench.workloads.QUERIES`;
+* ``drawer search`` — ``sessions.list(q, limit=DRAWER_PAGE)`` (one page of the drawer, as the
+  panel asks for it) for each query of :data:`bench.workloads.QUERIES`, also shown per query;
 * ``session save`` — the 60-entry live conversation saved into the drawer (deleted again,
   untimed, so the drawer keeps its size).
 
@@ -25,6 +26,7 @@ Run: ``python -m bench.scale [--quick] [--rounds N] [--json PATH]`` (``--quick``
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import random
@@ -107,6 +109,7 @@ def measure(store: chatkeep.Store, rounds: int) -> dict[str, float]:
     """Medians (seconds) of every figure on one built profile."""
     rnd = random.Random(5)
     s: dict[str, list[float]] = {f: [] for f in FIGURES}
+    per_query: dict[str, list[float]] = {}
 
     def timed(fig: str, fn: Callable[[], Any]) -> Any:
         t0 = time.perf_counter()
@@ -122,11 +125,17 @@ def measure(store: chatkeep.Store, rounds: int) -> dict[str, float]:
         timed("append", lambda r=r: store.history.append(_entry(rnd, r)))
         timed("live read", store.history.read)
         timed("get_all", store.get_all)
-        for q in QUERIES:
-            timed("drawer search", lambda q=q: store.sessions.list(q))
+        for q in QUERIES:  # one page of the drawer, as the panel asks for it
+            t0 = time.perf_counter()
+            store.sessions.list(q, limit=chatkeep.DRAWER_PAGE)
+            took = time.perf_counter() - t0
+            s["drawer search"].append(took)
+            per_query.setdefault(q, []).append(took)
         row = timed("session save", lambda: store.sessions.save("scale round"))
         store.sessions.delete(row["id"])
-    return {f: _med(v) for f, v in s.items()}
+    out = {f: _med(v) for f, v in s.items()}
+    out.update({f"search {q!r}": _med(v) for q, v in per_query.items()})
+    return out
 
 
 def _backends(root: str) -> list[tuple[str, Callable[[str], str]]]:
@@ -152,10 +161,10 @@ def run(
     build: dict[str, dict[int, float]] = {}
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="chatkeep-scale-") as root:
-        docs = {k: export_doc(k) for k in scales}
         for name, url_for in _backends(root):
             for k in scales:
                 log(f"scale: building {k}× on {name}")
+                doc = export_doc(k)
                 try:
                     store = chatkeep.open(url_for(str(k)), profile=f"scale_{uuid.uuid4().hex[:12]}")
                 except chatkeep.StoreError as exc:
@@ -163,8 +172,12 @@ def run(
                     break
                 try:
                     t0 = time.perf_counter()
-                    store.import_data(docs[k])
+                    store.import_data(doc)
                     build.setdefault(name, {})[k] = time.perf_counter() - t0
+                    # the generated export is input, not state: holding its millions of
+                    # objects would make every collection of the timed code walk them
+                    del doc
+                    gc.collect()
                     log(f"scale: timing {k}× on {name}")
                     results.setdefault(name, {})[k] = measure(store, rounds)
                 finally:
@@ -219,6 +232,12 @@ def print_report(out: dict[str, Any]) -> None:
     print("-" * len(line))
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
+    print("drawer search by query (one page of the drawer, medians):")
+    for name, by_scale in out["results"].items():
+        for key in by_scale[lo]:
+            if key.startswith("search "):
+                a, b = by_scale[lo][key], by_scale[hi][key]
+                print(f"  {name:<10}  {key[7:]:<26}  {_t(a):>9}  {_t(b):>9}  {b / a:6.2f}×")
     for name, by_scale in out["build"].items():
         print(
             f"build (one import_data) on {name}: "

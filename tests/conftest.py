@@ -83,10 +83,12 @@ class StoreSpec:
             ("ck_blobs", "hash"),
             ("ck_blob_refs", "owner, hash"),
             ("ck_sessions", "ord"),
-            ("ck_session_fts" if self.kind == "sqlite" else "ck_session_digest", "id"),
+            ("ck_session_text" if self.kind == "sqlite" else "ck_session_digest", "id"),
         ):
+            # the digest table's row key (rid, SQLite) is not content: left out
+            cols = "profile, id, digest" if table.startswith("ck_session_") else "*"
             rows = self.raw_rows(
-                f"SELECT * FROM {table} WHERE profile=? ORDER BY {order}", (self.profile,)
+                f"SELECT {cols} FROM {table} WHERE profile=? ORDER BY {order}", (self.profile,)
             )
             out[table] = [
                 tuple(bytes(v) if isinstance(v, memoryview) else v for v in r) for r in rows

@@ -19,6 +19,7 @@ from ._version import __version__
 from .constants import (
     BROWSA_PAGE_CONTEXT_PREFIX,
     DEFAULTS,
+    DRAWER_PAGE,
     GET_ALL_KEYS,
     PAGE_CONTEXT_PREFIX,
     PANEL_OPTION_DEFAULTS,
@@ -257,6 +258,7 @@ __all__ = [
     "CorruptValue",
     "DEFAULTS",
     "DEFAULT_UNSEEN_BUDGET",
+    "DRAWER_PAGE",
     "EXPORT_FORMATS",
     "GET_ALL_KEYS",
     "HISTORY_STEPS",

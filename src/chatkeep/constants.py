@@ -63,6 +63,8 @@ DEFAULT_SUMMARIZE_THRESHOLD = 100_000
 TEXT_DIGEST_CAP = 100_000
 SESSION_NAME_MAX = 80
 AUTO_NAME_MAX = 48
+#: Rows per page of the drawer (``store.sessions.list(q, limit=DRAWER_PAGE, offset=…)``).
+DRAWER_PAGE = 50
 
 
 def default_for(key: str) -> Any:

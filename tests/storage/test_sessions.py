@@ -326,8 +326,8 @@ def test_digests_live_outside_the_index_row(store: chatkeep.Store, spec) -> None
     b = store.sessions.save("B")
     raw = [r for r in spec.dump()["ck_kv"] if r[1] == "savedSessions"][0][2]
     assert "textDigest" not in raw and "alpha" not in raw
-    # SQLite keeps digests in an FTS5 trigram table, PostgreSQL in a plain one
-    table = "ck_session_fts" if spec.kind == "sqlite" else "ck_session_digest"
+    # SQLite keeps digests beside an FTS5 trigram index, PostgreSQL in a table with pg_trgm
+    table = "ck_session_text" if spec.kind == "sqlite" else "ck_session_digest"
     digests = dict(
         spec.raw_rows(f"SELECT id, digest FROM {table} WHERE profile=?", (spec.profile,))
     )

@@ -32,10 +32,16 @@ def sessions_group() -> None:
 @sessions_group.command("list")
 @click.argument("query", required=False, default="")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (stable schema).")
+@click.option(
+    "-n", "--limit", type=click.IntRange(min=0), default=None, help="Show at most N sessions."
+)
+@click.option(
+    "--offset", type=click.IntRange(min=0), default=0, show_default=True, help="Skip the first N."
+)
 @pass_ctx
-def list_cmd(ctx, query: str, as_json: bool) -> None:  # noqa: ANN001
+def list_cmd(ctx, query: str, as_json: bool, limit: int | None, offset: int) -> None:  # noqa: ANN001
     """List saved sessions, pinned first then newest; QUERY searches names and text."""
-    rows = ctx.store().sessions.list(query)
+    rows = ctx.store().sessions.list(query, limit=limit, offset=offset)
     if as_json:
         echo_json(rows)
         return

@@ -28,6 +28,11 @@ class Backend(ABC):
     bytes_len = "length"
     substring_fn = "instr"  # position of a substring, 0 when absent
     digest_table = "ck_session_digest"
+    #: Whether ``digest_table`` is keyed by ``(profile, id)`` (one session's digest is read
+    #: through an index, so a search may join it row by row).
+    digest_keyed = True
+    #: A join written so the planner keeps its left side outermost.
+    cross_join = "JOIN"
 
     #: The live history's row count and texts, ordered by position, joined with "," in one
     #: value (the ordered subquery gives the order; SQLite does not flatten it).
@@ -36,11 +41,16 @@ class Backend(ABC):
         " (SELECT value FROM ck_history WHERE profile=? ORDER BY pos)"
     )
 
-    def digest_search_sql(self, needle: str) -> tuple[str, str]:
-        """SQL (profile, then one parameter) selecting ids whose digest contains ``needle``."""
+    def match_ords_sql(self, needle: str, profile: str) -> tuple[str, tuple[Any, ...]]:
+        """A subquery selecting the ``ord`` of every index row of ``profile`` whose name or
+        digest contains ``needle`` (already lower-cased), with its parameters. This one scans;
+        backends with a trigram index override it."""
+        fn = self.substring_fn
         return (
-            f"SELECT id FROM {self.digest_table} WHERE profile=? AND {self.substring_fn}(digest, ?) > 0",
-            needle,
+            f"SELECT ord FROM ck_sessions WHERE profile=? AND {fn}(name_lc, ?) > 0 UNION"
+            f" SELECT s.ord FROM {self.digest_table} d JOIN ck_sessions s"
+            f" ON s.profile = d.profile AND s.id = d.id WHERE d.profile=? AND {fn}(d.digest, ?) > 0",
+            (profile, needle, profile, needle),
         )
 
     def __init__(self) -> None:
@@ -149,6 +159,11 @@ class Backend(ABC):
             return exc
         mapped = self.translate(exc)
         return mapped if mapped is not None else exc
+
+    def refresh_statistics(self) -> None:
+        """After a bulk write (an import): let the query planner see the new table sizes
+        (nothing to do here; PostgreSQL overrides it)."""
+        return None
 
     def migrations(self) -> tuple[Migration, ...]:
         """The registry this backend applies: the shared one, plus its own (override)."""

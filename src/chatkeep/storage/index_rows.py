@@ -39,6 +39,23 @@ MIGRATION = (
     "CREATE INDEX IF NOT EXISTS ck_sessions_legacy ON ck_sessions (profile) WHERE legacy = 1",
 )
 
+#: Migration 0008: the drawer's order as an index (a page of the list reads only its rows),
+#: and rows whose id repeats an earlier row's marked ``legacy`` (rows written from then on are
+#: marked as they are written), so "does the index need its migration?" is one indexed probe.
+ORDER_MIGRATION = (
+    "CREATE INDEX IF NOT EXISTS ck_sessions_order"
+    " ON ck_sessions (profile, pinned DESC, created_at DESC, ord DESC)",
+    "UPDATE ck_sessions SET legacy = 1 WHERE legacy = 0 AND EXISTS (SELECT 1 FROM ck_sessions o"
+    " WHERE o.profile = ck_sessions.profile AND o.id = ck_sessions.id AND o.ord <> ck_sessions.ord)",
+)
+#: The drawer's order: pinned first, then newest, then later in the list (a save within the
+#: same millisecond as another is the newer one).
+_ORDER = " ORDER BY {p}pinned DESC, {p}created_at DESC, {p}ord DESC"
+#: Pages' worth of rows of the drawer's order a search first looks through directly: a query
+#: that many sessions match fills its page from the newest rows without reading the index.
+SCAN_PAGES = 2
+_ALL = 2**62  # "no limit" in a LIMIT clause both dialects accept
+
 
 def _columns(item: Any) -> tuple[str | None, int, int, str, int]:
     if not isinstance(item, dict):
@@ -108,8 +125,17 @@ class IndexRows:
             self.index_write_all([])
 
     # -- one row ------------------------------------------------------------------------------
+    def _repeated(self, sid: str | None, ord_: int) -> bool:
+        """Whether another row already holds ``sid`` (that row set needs the migration)."""
+        return sid is not None and bool(
+            self.rows(
+                "SELECT 1 FROM ck_sessions WHERE profile=? AND id=? AND ord<>? LIMIT 1", (sid, ord_)
+            )
+        )
+
     def _insert(self, ord_: int, item: Any, text: str) -> None:
         sid, when, pinned, name_lc, legacy = _columns(item)
+        legacy = legacy or int(self._repeated(sid, ord_))
         self.run(
             "INSERT INTO ck_sessions (profile, ord, id, created_at, pinned, name_lc, legacy, value)"
             " VALUES (?,?,?,?,?,?,?,?)",
@@ -129,9 +155,9 @@ class IndexRows:
 
     def index_find(self, session_id: str) -> tuple[int, dict[str, Any]] | None:
         """(ord, item) of the first row with ``session_id``, or None."""
-        for o, text in self.rows(
-            "SELECT ord, value FROM ck_sessions WHERE profile=? AND id=? ORDER BY ord",
-            (session_id,),
+        # sorted here: ORDER BY ord would make the planner walk the primary key, not the id index
+        for o, text in sorted(
+            self.rows("SELECT ord, value FROM ck_sessions WHERE profile=? AND id=?", (session_id,))
         ):
             try:
                 item = codec.decode(text, self.fetch_urls)
@@ -148,6 +174,7 @@ class IndexRows:
         self.put_blobs(blobs)
         self.add_refs(OWNER, blobs)
         sid, when, pinned, name_lc, legacy = _columns(item)
+        legacy = legacy or int(self._repeated(sid, ord_))
         self._b.execute(
             "UPDATE ck_sessions SET id=?, created_at=?, pinned=?, name_lc=?, legacy=?, value=?"
             " WHERE profile=? AND ord=?",
@@ -176,15 +203,55 @@ class IndexRows:
     def index_has_legacy(self) -> bool:
         return bool(self.rows("SELECT 1 FROM ck_sessions WHERE profile=? AND legacy=1 LIMIT 1"))
 
-    def index_matching(self, needle: str) -> list[tuple[int, str]]:
-        """(ord, text) of rows whose lower-cased name or digest contains ``needle``."""
-        sql, param = self._b.digest_search_sql(needle)
+    def index_ids(self) -> list[str]:
+        """Every usable session id (no row decoded)."""
+        return [
+            r[0] for r in self.rows("SELECT id FROM ck_sessions WHERE profile=? AND id IS NOT NULL")
+        ]
+
+    def index_page(self, needle: str, limit: int | None, offset: int = 0) -> list[tuple[int, str]]:
+        """(ord, text) of the rows with a usable id, in the drawer's order, whose lower-cased
+        name or digest contains ``needle`` (every row when it is empty), skipping ``offset``
+        and at most ``limit`` (``None``: all).
+
+        A search first looks through the first :data:`SCAN_PAGES` pages' worth of rows in
+        that order directly; when they fill the page it is done, so a query most sessions
+        match costs the same in a drawer of any size. Otherwise the digest index answers it
+        (FTS5 trigrams on SQLite, ``pg_trgm`` on PostgreSQL): a query few sessions match
+        reads only those."""
+        limit = None if limit is None else min(limit, _ALL)
+        offset = min(offset, _ALL)
+        page = f" LIMIT {_ALL if limit is None else limit} OFFSET {offset}"
+        base = "SELECT ord, value FROM ck_sessions WHERE profile=? AND id IS NOT NULL"
+        fn = self._b.substring_fn
+        if not needle:
+            return [(int(o), v) for o, v in self.rows(base + _ORDER.format(p="") + page)]
+        if limit is not None and self._b.digest_keyed:
+            want = offset + limit
+            scan = SCAN_PAGES * want
+            seen = self._b.query(
+                f"SELECT ord, CASE WHEN {fn}(name_lc, ?) > 0 OR {fn}(dg, ?) > 0 THEN value END"
+                " FROM (SELECT s.ord, s.value, s.pinned, s.created_at, s.name_lc, d.digest AS dg"
+                f" FROM ck_sessions s LEFT JOIN {self._b.digest_table} d"
+                " ON d.profile = s.profile AND d.id = s.id WHERE s.profile=? AND s.id IS NOT NULL"
+                + _ORDER.format(p="s.")
+                + " LIMIT ?) t"
+                + _ORDER.format(p=""),
+                (needle, needle, self.profile, scan),
+            )
+            hits = [(int(o), v) for o, v in seen if v is not None]
+            if len(hits) >= want or len(seen) < scan:
+                return hits[offset:want]
+        sql, params = self._b.match_ords_sql(needle, self.profile)
         return [
             (int(o), v)
             for o, v in self._b.query(
-                "SELECT ord, value FROM ck_sessions WHERE profile=? AND"
-                f" ({self._b.substring_fn}(name_lc, ?) > 0 OR id IN ({sql})) ORDER BY ord",
-                (self.profile, needle, self.profile, param),
+                # from the matches to their rows (CROSS JOIN fixes that order on SQLite)
+                f"SELECT s.ord, s.value FROM ({sql}) m {self._b.cross_join} ck_sessions s"
+                " ON s.profile = ? AND s.ord = m.ord WHERE s.id IS NOT NULL"
+                + _ORDER.format(p="s.")
+                + page,
+                (*params, self.profile),
             )
         ]
 

@@ -13,11 +13,43 @@ from typing import Any
 
 from ..errors import ChatkeepError, StoreError
 from .backend import Backend
+from .sql import Migration
 
 
 def _lock_key(profile: str) -> int:
     digest = hashlib.sha256(("chatkeep:" + profile).encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
+
+
+def _trigram_indexes(backend: Backend) -> bool:
+    """Trigram indexes (``pg_trgm``) on session names and digests, so a drawer search that few
+    sessions match reads only those. Where the extension cannot be created (not installed, or
+    the role may not), searches scan, as before; the migration is recorded either way."""
+    pg: Any = backend._psycopg  # type: ignore[attr-defined]
+    backend.execute("SAVEPOINT ck_trgm")
+    try:
+        backend.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+    except pg.Error:
+        backend.execute("ROLLBACK TO SAVEPOINT ck_trgm")
+        return True
+    backend.execute(
+        "CREATE INDEX IF NOT EXISTS ck_sessions_name_trgm ON ck_sessions"
+        " USING gin (name_lc gin_trgm_ops)"
+    )
+    backend.execute(
+        "CREATE INDEX IF NOT EXISTS ck_session_digest_trgm ON ck_session_digest"
+        " USING gin (digest gin_trgm_ops)"
+    )
+    return True
+
+
+#: PostgreSQL only: trigram indexes for the drawer search.
+TRIGRAMS = Migration("0009_pg_trigram_search", dialects=("postgresql",), run=_trigram_indexes)
+
+
+def _like(needle: str) -> str:
+    """A LIKE pattern for "contains ``needle``" (backslash is the default escape)."""
+    return "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
 def _redact(url: str) -> str:
@@ -50,6 +82,30 @@ class PostgresBackend(Backend):
         self._url = url
         self._conn = self._connect()
         self.migrate()
+
+    def migrations(self) -> tuple[Migration, ...]:
+        return (*super().migrations(), TRIGRAMS)
+
+    def refresh_statistics(self) -> None:
+        """``ANALYZE`` the tables an import fills: until autovacuum gets to them, the planner
+        would take a drawer of 10,000 imported sessions for an empty one (and scan)."""
+        try:
+            with self.transaction("", write=True):
+                self.execute(
+                    "ANALYZE ck_sessions, ck_session_digest, ck_kv, ck_history, ck_archive"
+                )
+        except StoreError:  # best effort: the import itself is committed already
+            pass
+
+    def match_ords_sql(self, needle: str, profile: str) -> tuple[str, tuple[Any, ...]]:
+        """``LIKE '%…%'``, which the trigram indexes answer (a plain scan without them)."""
+        like = _like(needle)
+        return (
+            "SELECT ord FROM ck_sessions WHERE profile=? AND name_lc LIKE ? UNION"
+            " SELECT s.ord FROM ck_session_digest d JOIN ck_sessions s"
+            " ON s.profile = d.profile AND s.id = d.id WHERE d.profile=? AND d.digest LIKE ?",
+            (profile, like, profile, like),
+        )
 
     def _connect(self) -> Any:
         try:

@@ -132,7 +132,7 @@ class Profile:
     def import_data(
         self, data: Any, *, source: str = "auto", replace: bool = False
     ) -> dict[str, Any]:
-        return import_profile(
+        report = import_profile(
             self._backend,
             self.profile,
             self.history,
@@ -141,6 +141,8 @@ class Profile:
             source=source,
             replace=replace,
         )
+        self._backend.refresh_statistics()
+        return report
 
     def doctor(self, repair: bool = False) -> dict[str, Any]:
         """Integrity check (``chatkeep doctor``): index ↔ bodies, blob references, unreadable
@@ -168,9 +170,11 @@ class Profile:
         other JSON file is read whole and goes through :meth:`import_data`."""
         from .stream import import_from  # lazy: only import needs it
 
-        return import_from(
+        report = import_from(
             self._backend, self.profile, self.history, self.sessions, fh, replace=replace
         )
+        self._backend.refresh_statistics()
+        return report
 
     def stats(self) -> dict[str, Any]:
         """Counts and sizes: entries, archive, sessions, bytes stored, unseen image bytes,

@@ -114,9 +114,9 @@ class Sessions:
 
     def _ensure_migrated(self) -> None:
         with self._b.transaction(self._profile, write=False) as tx:
-            if not tx.index_has_legacy() and not tx.rows(  # indexed probes, not a full read
-                "SELECT 1 FROM ck_sessions WHERE profile=? GROUP BY id HAVING count(*) > 1 LIMIT 1"
-            ):
+            # one indexed probe: rows that embed a history, have no usable id or repeat an
+            # earlier row's id are all marked legacy as they are written
+            if not tx.index_has_legacy():
                 return
             raw = tx.index_light()
         if needs_migration(raw):
@@ -135,32 +135,23 @@ class Sessions:
         return migrate_index(tx)
 
     # -- listing ----------------------------------------------------------------------------
-    def list(self, q: str = "") -> RowList:
+    def list(self, q: str = "", *, limit: int | None = None, offset: int = 0) -> RowList:
+        """Light rows in the drawer's order (SPEC §4.3), from ``offset``, at most ``limit``
+        (``None``: all of them); the panel's drawer reads pages of :data:`DRAWER_PAGE`."""
         if q is not None:
             check_text(q, "the search query")
+        _check_count(limit, "limit", allow_none=True)
+        _check_count(offset, "offset")
         self._ensure_migrated()
         query = (q or "").strip().lower()
         with self._b.transaction(self._profile, write=False) as tx:
-            if query:  # only the rows whose name or digest matches are read
-                found = tx.index_matching(query)
-                ords = [o for o, _t in found]
-                decoded = codec.decode_many([t for _o, t in found], tx.fetch_urls)
-                pairs: list[tuple[int, Row]] = [
-                    (o, r)
-                    for o, r in zip(ords, decoded, strict=True)
-                    if isinstance(r, dict) and _valid(r)
-                ]
-            else:
-                pairs = list(enumerate(self._read_index(tx)))
-        # pinned first, then newest; saves within one millisecond: the later index row is newer
-        pairs.sort(
-            key=lambda p: (not p[1].get("pinned", False), -_num(p[1].get("createdAt")), -p[0])
-        )
+            found = tx.index_page(query, limit, offset)
+            decoded = codec.decode_many([t for _o, t in found], tx.fetch_urls)
+        rows = [r for r in decoded if isinstance(r, dict) and _valid(r)]
         if not query:
-            return [_light(r) for _o, r in pairs]
+            return [_light(r) for r in rows]
         return [
-            {**_light(r), "contentMatch": query not in str(r.get("name", "")).lower()}
-            for _o, r in pairs
+            {**_light(r), "contentMatch": query not in str(r.get("name", "")).lower()} for r in rows
         ]
 
     def resolve(self, prefix: str) -> str:
@@ -168,7 +159,9 @@ class Sessions:
         :data:`MIN_ID_PREFIX` characters; a full id always resolves to itself). Raises
         :class:`NotFound` when none matches and :class:`InvalidValue` when several do."""
         given = prefix.strip().lower() if isinstance(prefix, str) else ""
-        ids = [str(r.get("id")) for r in self.list()]
+        self._ensure_migrated()
+        with self._b.transaction(self._profile, write=False) as tx:
+            ids = tx.index_ids()
         if given in ids:
             return given
         if len(given) < MIN_ID_PREFIX:
@@ -188,6 +181,14 @@ class Sessions:
                 hint="give more characters of the id (`chatkeep sessions list` shows them)",
             )
         return found[0]
+
+    def row(self, session_id: str) -> Row | None:
+        """The light row ``{id, name, createdAt, pinned}`` of one session (no body read)."""
+        _check_id(session_id)
+        self._ensure_migrated()
+        with self._b.transaction(self._profile, write=False) as tx:
+            found = tx.index_find(session_id) if session_id else None
+        return None if found is None else _light(found[1])
 
     def get(self, session_id: str) -> Row | None:
         _check_id(session_id)
@@ -431,5 +432,11 @@ def _ms_or_now(v: Any) -> int:
     return now_ms()
 
 
-def _num(v: Any) -> float:
-    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else 0.0
+def _check_count(v: Any, what: str, *, allow_none: bool = False) -> None:
+    if v is None and allow_none:
+        return
+    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+        raise InvalidValue(
+            f"the {what} must be a whole number of 0 or more, got {v!r}",
+            hint=f"pass {what}=50 for a page of 50 rows" if what == "limit" else "pass offset=0",
+        )

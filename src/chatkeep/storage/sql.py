@@ -102,6 +102,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         index_rows.MIGRATION,
         run=index_rows.convert_all_profiles,
     ),
+    Migration("0008_session_order", index_rows.ORDER_MIGRATION),
 )
 
 
@@ -315,11 +316,6 @@ class Tx(HistoryRows, IndexRows):
                 f"DELETE FROM {self._b.digest_table} WHERE profile=? AND id IN ({self.marks(len(chunk))})",
                 chunk,
             )
-
-    def digest_search(self, needle: str) -> set[str]:
-        """Ids of sessions whose digest contains ``needle`` (already lower-cased)."""
-        sql, param = self._b.digest_search_sql(needle)
-        return {r[0] for r in self.rows(sql, (param,))}
 
     def kv_put_encoded(self, key: str, text: str, blobs: dict[str, Blob]) -> None:
         if key == SESSIONS_INDEX_KEY:

@@ -96,6 +96,95 @@ def _create_session_fts(backend: Backend) -> bool:
 #: SQLite only: session digests in a trigram full-text index.
 SESSION_FTS = Migration("0003_sqlite_session_fts", dialects=("sqlite",), run=_create_session_fts)
 
+_TEXT_TABLE = (
+    "CREATE TABLE IF NOT EXISTS ck_session_text (rid INTEGER PRIMARY KEY, profile TEXT NOT NULL,"
+    " id TEXT NOT NULL, digest TEXT NOT NULL, UNIQUE (profile, id))",
+    "CREATE VIRTUAL TABLE IF NOT EXISTS ck_session_trgm USING fts5(digest,"
+    " content='ck_session_text', content_rowid='rid', tokenize='trigram')",
+    "CREATE TRIGGER IF NOT EXISTS ck_session_text_ai AFTER INSERT ON ck_session_text BEGIN"
+    " INSERT INTO ck_session_trgm (rowid, digest) VALUES (new.rid, new.digest); END",
+    "CREATE TRIGGER IF NOT EXISTS ck_session_text_ad AFTER DELETE ON ck_session_text BEGIN"
+    " INSERT INTO ck_session_trgm (ck_session_trgm, rowid, digest)"
+    " VALUES ('delete', old.rid, old.digest); END",
+    "CREATE TRIGGER IF NOT EXISTS ck_session_text_au AFTER UPDATE ON ck_session_text BEGIN"
+    " INSERT INTO ck_session_trgm (ck_session_trgm, rowid, digest)"
+    " VALUES ('delete', old.rid, old.digest);"
+    " INSERT INTO ck_session_trgm (rowid, digest) VALUES (new.rid, new.digest); END",
+)
+
+
+def _create_session_text(backend: Backend) -> bool:
+    """Move session digests from ``ck_session_fts`` (whose ids are not indexed: deleting or
+    replacing one session's digest scanned every digest) into ``ck_session_text``, a plain
+    table keyed by ``(profile, id)``, indexed by the external-content trigram table
+    ``ck_session_trgm`` that triggers keep in step. ``False`` while migration 0003 could not
+    run (no FTS5 here): the plain ``ck_session_digest`` stays in use."""
+    if not backend.query("SELECT 1 FROM sqlite_master WHERE name='ck_session_fts'"):
+        return False
+    for stmt in _TEXT_TABLE:
+        backend.execute(stmt)
+    backend.execute(
+        "INSERT INTO ck_session_text (profile, id, digest)"
+        " SELECT profile, id, digest FROM ck_session_fts"
+    )
+    backend.execute("DROP TABLE ck_session_fts")
+    return True
+
+
+#: SQLite only: digests keyed by session id, with the trigram index beside them.
+SESSION_TEXT = Migration("0007_sqlite_session_text", dialects=("sqlite",), run=_create_session_text)
+
+_NAME_TABLE = (
+    # the virtual table first: it is what fails on an SQLite without FTS5 trigrams
+    "CREATE VIRTUAL TABLE IF NOT EXISTS ck_session_name_trgm USING fts5(name_lc,"
+    " content='ck_session_name', content_rowid='rid', tokenize='trigram')",
+    "CREATE TABLE IF NOT EXISTS ck_session_name (rid INTEGER PRIMARY KEY, profile TEXT NOT NULL,"
+    " ord BIGINT NOT NULL, name_lc TEXT NOT NULL, UNIQUE (profile, ord))",
+    "CREATE TRIGGER IF NOT EXISTS ck_session_name_ai AFTER INSERT ON ck_session_name BEGIN"
+    " INSERT INTO ck_session_name_trgm (rowid, name_lc) VALUES (new.rid, new.name_lc); END",
+    "CREATE TRIGGER IF NOT EXISTS ck_session_name_ad AFTER DELETE ON ck_session_name BEGIN"
+    " INSERT INTO ck_session_name_trgm (ck_session_name_trgm, rowid, name_lc)"
+    " VALUES ('delete', old.rid, old.name_lc); END",
+    "CREATE TRIGGER IF NOT EXISTS ck_session_name_au AFTER UPDATE ON ck_session_name BEGIN"
+    " INSERT INTO ck_session_name_trgm (ck_session_name_trgm, rowid, name_lc)"
+    " VALUES ('delete', old.rid, old.name_lc);"
+    " INSERT INTO ck_session_name_trgm (rowid, name_lc) VALUES (new.rid, new.name_lc); END",
+    # the index rows' names follow ck_sessions through its own triggers
+    "CREATE TRIGGER IF NOT EXISTS ck_sessions_name_ai AFTER INSERT ON ck_sessions BEGIN"
+    " INSERT INTO ck_session_name (profile, ord, name_lc)"
+    " VALUES (new.profile, new.ord, new.name_lc); END",
+    "CREATE TRIGGER IF NOT EXISTS ck_sessions_name_ad AFTER DELETE ON ck_sessions BEGIN"
+    " DELETE FROM ck_session_name WHERE profile = old.profile AND ord = old.ord; END",
+    "CREATE TRIGGER IF NOT EXISTS ck_sessions_name_au AFTER UPDATE ON ck_sessions"
+    " WHEN new.name_lc IS NOT old.name_lc OR new.ord IS NOT old.ord"
+    " OR new.profile IS NOT old.profile BEGIN"
+    " UPDATE ck_session_name SET profile = new.profile, ord = new.ord, name_lc = new.name_lc"
+    " WHERE profile = old.profile AND ord = old.ord; END",
+)
+
+
+def _create_session_names(backend: Backend) -> bool:
+    """Session names (``ck_sessions.name_lc``) in a trigram index too, so a search that few
+    names match reads only those: ``ck_session_name`` mirrors them through triggers and
+    ``ck_session_name_trgm`` indexes it. ``False`` without FTS5 trigrams (names are scanned)."""
+    try:
+        for stmt in _NAME_TABLE:
+            backend.execute(stmt)
+    except sqlite3.OperationalError:
+        return False
+    backend.execute(
+        "INSERT INTO ck_session_name (profile, ord, name_lc)"
+        " SELECT profile, ord, name_lc FROM ck_sessions"
+    )
+    return True
+
+
+SESSION_NAMES = Migration(
+    "0009_sqlite_session_names", dialects=("sqlite",), run=_create_session_names
+)
+#: may stay missing (an SQLite without FTS5 trigrams)
+_OPTIONAL = {SESSION_FTS.name, SESSION_TEXT.name, SESSION_NAMES.name}
+
 
 class SQLiteBackend(Backend):
     """One SQLite file (or ``:memory:``).
@@ -109,6 +198,8 @@ class SQLiteBackend(Backend):
     """
 
     dialect = "sqlite"
+    names_indexed = False
+    cross_join = "CROSS JOIN"
     blob_type = "BLOB"
     bytes_len = "length"
 
@@ -221,7 +312,7 @@ class SQLiteBackend(Backend):
             return True
         done = {r[0] for r in self._conn.execute("SELECT name FROM ck_migrations").fetchall()}
         missing = [m.name for m in self.migrations() if m.name not in done]
-        if self.read_only and missing == [SESSION_FTS.name]:
+        if self.read_only and set(missing) <= _OPTIONAL:
             return False
         return bool(missing)
 
@@ -246,24 +337,56 @@ class SQLiteBackend(Backend):
         )
 
     def migrations(self) -> tuple[Migration, ...]:
-        return (*super().migrations(), SESSION_FTS)
+        return (*super().migrations(), SESSION_FTS, SESSION_TEXT, SESSION_NAMES)
 
     def _use_trigram_index(self) -> None:
-        """Search the FTS5 trigram table when migration ``0003_sqlite_session_fts`` made it."""
+        """Search through the trigram index that migration 0007 (or, on a read-only store not
+        upgraded yet, 0003) made."""
         with self.transaction("", write=False):
-            have = self.query("SELECT name FROM sqlite_master WHERE name='ck_session_fts'")
-        if have:
+            have = {
+                r[0]
+                for r in self.query(
+                    "SELECT name FROM sqlite_master"
+                    " WHERE name IN ('ck_session_text', 'ck_session_fts', 'ck_session_name')"
+                )
+            }
+        self.names_indexed = "ck_session_name" in have
+        if "ck_session_text" in have:
+            self.digest_table = "ck_session_text"
+        elif "ck_session_fts" in have:
             self.digest_table = "ck_session_fts"
+            self.digest_keyed = False
 
-    def digest_search_sql(self, needle: str) -> tuple[str, str]:
-        if self.digest_table != "ck_session_fts" or "%" in needle or "_" in needle:
-            return super().digest_search_sql(needle)
-        # the trigram index answers LIKE '%…%' itself (ASCII case folding is moot: both sides
-        # are lower-cased already)
-        return (
-            "SELECT id FROM ck_session_fts WHERE profile=? AND digest LIKE ?",
-            f"%{needle}%",
-        )
+    def match_ords_sql(self, needle: str, profile: str) -> tuple[str, tuple[Any, ...]]:
+        """Names and digests through their trigram indexes (migrations 0007, 0009), which
+        answer ``LIKE '%…%'`` themselves (ASCII case folding is moot: both sides are
+        lower-cased); a needle holding a LIKE wildcard, or a store without them, scans."""
+        if self.digest_table == "ck_session_digest" or "%" in needle or "_" in needle:
+            return super().match_ords_sql(needle, profile)
+        like = f"%{needle}%"
+        if self.digest_table == "ck_session_fts":  # a read-only store not upgraded yet
+            digests = (
+                "SELECT s.ord FROM ck_session_fts d CROSS JOIN ck_sessions s"
+                " ON s.profile = d.profile AND s.id = d.id WHERE d.profile=? AND d.digest LIKE ?"
+            )
+            dparams: tuple[Any, ...] = (profile, like)
+        else:
+            digests = (
+                "SELECT s.ord FROM ck_session_trgm f CROSS JOIN ck_session_text t"
+                " ON t.rid = f.rowid CROSS JOIN ck_sessions s ON s.profile = t.profile"
+                " AND s.id = t.id WHERE f.digest LIKE ? AND t.profile=?"
+            )
+            dparams = (like, profile)
+        if self.names_indexed:
+            names = (
+                "SELECT n.ord FROM ck_session_name_trgm f CROSS JOIN ck_session_name n"
+                " ON n.rid = f.rowid WHERE f.name_lc LIKE ? AND n.profile=?"
+            )
+            nparams: tuple[Any, ...] = (like, profile)
+        else:
+            names = "SELECT ord FROM ck_sessions WHERE profile=? AND instr(name_lc, ?) > 0"
+            nparams = (profile, needle)
+        return f"{names} UNION {digests}", (*nparams, *dparams)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
         self._conn.execute(sql, tuple(params))

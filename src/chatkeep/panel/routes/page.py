@@ -35,7 +35,7 @@ from ..http import BadRequest, NotFound, json_body, ok, threaded
 from ..state import PanelState, public_settings
 from ..views import history_view
 
-__all__ = ["ROUTES", "current_session", "history_payload"]
+__all__ = ["ROUTES", "current_session", "history_payload", "int_param"]
 
 TEMPLATES = Jinja2Templates(directory=str(Path(__file__).resolve().parent.parent / "templates"))
 MAX_UPLOAD_BYTES = 50 * 1024 * 1024
@@ -66,13 +66,11 @@ def current_session(panel: PanelState) -> dict[str, Any] | None:
     active = panel.store.sessions.active_id()
     if not active:
         return None
-    for row in panel.store.sessions.list():
-        if row.get("id") == active:
-            return {"id": active, "name": row.get("name") or ""}
-    return None
+    row = panel.store.sessions.row(active)
+    return None if row is None else {"id": active, "name": row.get("name") or ""}
 
 
-def _int_param(request: Request, key: str, default: int | None) -> int | None:
+def int_param(request: Request, key: str, default: int | None) -> int | None:
     raw = request.query_params.get(key)
     if raw is None or raw == "":
         return default
@@ -108,7 +106,7 @@ async def state(request: Request) -> Response:
 
 async def history(request: Request) -> Response:
     panel = _panel(request)
-    start = _int_param(request, "from", 0) or 0
+    start = int_param(request, "from", 0) or 0
 
     def run() -> dict[str, Any]:
         entries = panel.store.history.read()
@@ -129,8 +127,8 @@ MAX_ARCHIVE_PAGE = 100
 
 async def archive(request: Request) -> Response:
     panel = _panel(request)
-    before = _int_param(request, "before", None)
-    limit = min(_int_param(request, "limit", 30) or 30, MAX_ARCHIVE_PAGE)
+    before = int_param(request, "before", None)
+    limit = min(int_param(request, "limit", 30) or 30, MAX_ARCHIVE_PAGE)
 
     def run() -> dict[str, Any]:
         entries = panel.store.history.archived()

@@ -2,7 +2,7 @@
 
 | route | does |
 |---|---|
-| ``GET /api/sessions?q=`` | ``{"sessions": store.sessions.list(q), "activeSessionId"}``; with a query each row has ``contentMatch`` (the match is in the text, not the name) |
+| ``GET /api/sessions?q=&offset=&limit=`` | ``{"sessions": one page of store.sessions.list(q), "more", "offset", "activeSessionId"}`` (pages of ``DRAWER_PAGE`` rows by default, ``more``: rows follow); with a query each row has ``contentMatch`` (the match is in the text, not the name) |
 | ``GET /api/sessions/current`` | ``{"current": {id, name} or null}``: the loaded session, for the header |
 | ``POST /api/sessions`` | ``{"name"?}`` → "Save as new": the live conversation as a new session (``{"session": row or null}``), which becomes the loaded one |
 | ``POST /api/sessions/{id}/update`` | "Save": write the live conversation back into the loaded session ``id`` (``sessions.update``; name, pin and place kept; 404 when unknown) |
@@ -11,7 +11,7 @@
 | ``PATCH /api/sessions/{id}`` | ``{"name"?, "pinned"?}`` → rename and/or pin |
 | ``DELETE /api/sessions/{id}`` | delete the session and its body (the page asks twice first) |
 
-Writes answer with the fresh drawer listing and ``current`` (``{id, name}`` of the loaded
+Writes answer with the fresh drawer listing (its first page) and ``current`` (``{id, name}`` of the loaded
 session, or null); ``load`` and ``new`` also with the live history and the archive size.
 Listing reads only the light index, never a session body.
 """
@@ -24,22 +24,29 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ... import DRAWER_PAGE
 from ..http import BadRequest, NotFound, json_body, ok, threaded
 from ..state import PanelState
-from .page import current_session, history_payload
+from .page import current_session, history_payload, int_param
 
 __all__ = ["ROUTES"]
 
 MAX_QUERY_CHARS = 500
+MAX_PAGE = 500  # rows one listing request may ask for
 
 
 def _panel(request: Request) -> PanelState:
     return request.app.state.panel
 
 
-def _listing(panel: PanelState, q: str = "") -> dict[str, Any]:
+def _listing(
+    panel: PanelState, q: str = "", offset: int = 0, limit: int = DRAWER_PAGE
+) -> dict[str, Any]:
+    rows = panel.store.sessions.list(q, limit=limit + 1, offset=offset)
     return {
-        "sessions": panel.store.sessions.list(q),
+        "sessions": rows[:limit],
+        "more": len(rows) > limit,
+        "offset": offset,
         "activeSessionId": panel.store.sessions.active_id(),
         "current": current_session(panel),
     }
@@ -59,7 +66,9 @@ def _write_back(panel: PanelState) -> dict[str, Any] | None:
 async def list_sessions(request: Request) -> Response:
     panel = _panel(request)
     q = request.query_params.get("q", "")[:MAX_QUERY_CHARS]
-    return ok(await threaded(_listing, panel, q))
+    offset = int_param(request, "offset", 0) or 0
+    limit = min(int_param(request, "limit", DRAWER_PAGE) or DRAWER_PAGE, MAX_PAGE)
+    return ok(await threaded(_listing, panel, q, offset, limit))
 
 
 def _name(body: dict[str, Any], *, required: bool) -> str | None:

@@ -8,6 +8,7 @@ import { currentSession, isBusy, renderHistory, setSession } from "./conversatio
 
 let query = "";
 let timer = null;
+let shown = 0; // rows of the listing on screen
 const CONFIRM_MS = 4000;
 
 function markedName(name, q) {
@@ -104,13 +105,18 @@ function startRename(li, session) {
   input.focus();
 }
 
-function renderList(data) {
+function renderList(data, append = false) {
+  // One page of the drawer; "Show more" appends the next one (append = true).
   if ("current" in data) setSession(data.current);
   document.getElementById("drawer-save").disabled = !currentSession();
   const list = document.getElementById("session-list");
-  list.replaceChildren(...data.sessions.map((s) => row(s, data.activeSessionId)));
+  const rows = data.sessions.map((s) => row(s, data.activeSessionId));
+  if (append) list.append(...rows);
+  else list.replaceChildren(...rows);
+  shown = (append ? shown : 0) + data.sessions.length;
+  document.getElementById("session-more").hidden = !data.more;
   const empty = document.getElementById("session-empty");
-  empty.hidden = data.sessions.length > 0;
+  empty.hidden = shown > 0;
   empty.textContent = query.trim() ? "No session matches." : "No saved sessions.";
 }
 
@@ -118,6 +124,15 @@ export async function refresh() {
   try {
     const params = new URLSearchParams({ q: query });
     renderList(await api("GET", `/api/sessions?${params}`));
+  } catch (err) {
+    showError(err);
+  }
+}
+
+async function showMore() {
+  try {
+    const params = new URLSearchParams({ q: query, offset: String(shown) });
+    renderList(await api("GET", `/api/sessions?${params}`), true);
   } catch (err) {
     showError(err);
   }
@@ -206,6 +221,7 @@ export function setupDrawer() {
   document.getElementById("drawer-new").addEventListener("click", newSession);
   document.getElementById("drawer-save").addEventListener("click", saveCurrent);
   document.getElementById("drawer-save-new").addEventListener("click", saveAsNew);
+  document.getElementById("session-more").addEventListener("click", showMore);
   document.getElementById("session-search").addEventListener("input", (e) => {
     query = e.target.value;
     clearTimeout(timer);
