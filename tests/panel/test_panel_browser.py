@@ -106,6 +106,29 @@ def test_pasted_image_is_sent_and_shown(page, live_server, pstore, provider_serv
     assert page.locator(".pending-image").count() == 0
 
 
+def test_drawer_shows_more_sessions_page_by_page(page, live_server, pstore):
+    """A drawer longer than one page shows the first page and a "Show more" button that
+    appends the next; searching starts again from the first page."""
+    n = chatkeep.DRAWER_PAGE + 3
+    pstore.sessions.add_many(
+        ({"id": f"{i:06x}", "name": f"talk {i}", "createdAt": 1_000 + i}, [user(f"tram {i}")])
+        for i in range(n)
+    )
+    _open(page, live_server)
+    page.click("#open-drawer")
+    page.wait_for_function(f"() => document.querySelectorAll('.session').length === {n - 3}")
+    more = page.locator("#session-more")
+    assert more.is_visible()
+    more.click()
+    page.wait_for_function(f"() => document.querySelectorAll('.session').length === {n}")
+    assert more.is_hidden()
+    names = page.locator(".session .session-name").all_inner_texts()
+    assert names == [f"talk {i}" for i in reversed(range(n))]
+    page.fill("#session-search", "talk 1")
+    page.wait_for_function("() => document.querySelectorAll('.session').length === 11")
+    assert more.is_hidden()
+
+
 def test_drawer_search_marks_load_and_two_step_delete(page, live_server, pstore):
     """The drawer searches names (marked) and content (badged), loads, and deletes in two steps."""
     pstore.history.append(user("Notes about the Lisbon tram"))

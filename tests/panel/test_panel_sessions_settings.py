@@ -232,3 +232,23 @@ def test_settable_keys_are_exactly_get_all_keys_but_providers():
     from chatkeep.panel.routes.settings import RULES
 
     assert set(RULES) == set(chatkeep.GET_ALL_KEYS) - {"providers"}
+
+
+def test_drawer_listing_comes_in_pages(client, pstore):
+    """GET /api/sessions answers one page (DRAWER_PAGE rows) and says whether more follow."""
+    import chatkeep
+
+    page = chatkeep.DRAWER_PAGE
+    pstore.sessions.add_many(
+        ({"id": f"{i:06x}", "name": f"talk {i}", "createdAt": 1_000 + i}, [user(f"tram {i}")])
+        for i in range(page + 7)
+    )
+    first = client.get("/api/sessions").json()
+    assert len(first["sessions"]) == page and first["more"] is True and first["offset"] == 0
+    rest = client.get("/api/sessions", params={"offset": page}).json()
+    assert len(rest["sessions"]) == 7 and rest["more"] is False
+    ids = [r["id"] for r in first["sessions"] + rest["sessions"]]
+    assert ids == [r["id"] for r in pstore.sessions.list()]
+    found = client.get("/api/sessions", params={"q": "tram", "limit": 5, "offset": 2}).json()
+    assert [r["id"] for r in found["sessions"]] == ids[2:7] and found["more"] is True
+    assert client.get("/api/sessions", params={"offset": "-1"}).status_code == 400

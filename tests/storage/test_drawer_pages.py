@@ -1,0 +1,199 @@
+"""The drawer in pages (SPEC §4.3): ``sessions.list(q, limit=, offset=)`` is exactly a slice of
+the whole listing, on both backends, whichever path answers it (the newest rows looked through
+directly, or the trigram indexes); and stores made before the digest and name indexes upgrade
+without losing a session or a match."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import chatkeep
+from chatkeep import InvalidValue
+from clirun import run
+from factories import assistant, user
+
+WORDS = ["network", "zebra", "fish", "100%", "a_b", "Ünïcode", "page", "model"]
+QUERIES = [*WORDS, "net", "work model", "%", "_", "no-such-thing", "session 1", "", "  Zebra "]
+
+
+def _fill(store: chatkeep.Store, n: int) -> None:
+    """``n`` sessions: words spread unevenly (some in most sessions, some in few), a few pins,
+    renames whose new name is nowhere in the text, and createdAt ties."""
+    rows = []
+    for i in range(n):
+        words = [w for k, w in enumerate(WORDS) if i % (k + 2) == 0] or ["plain"]
+        body = [user(f"Session {i}: " + " ".join(words)), assistant(f"reply {i} {words[-1]}")]
+        rows.append(
+            (
+                {"id": f"{i:08x}", "name": f"Session {i}", "createdAt": 1_000 + i // 3},
+                body,
+            )
+        )
+    store.sessions.add_many(rows)
+    for i in range(0, n, 17):
+        store.sessions.pin(f"{i:08x}")
+    for i in range(5, n, 23):
+        store.sessions.rename(f"{i:08x}", f"Renamed ZEBRA {i}")
+
+
+def _model(store: chatkeep.Store, q: str) -> list[str]:
+    """The listing as SPEC §4.3 defines it, computed from the stored index (with digests)."""
+    needle = q.strip().lower()
+    index = store.local.get("savedSessions")
+    hits = [
+        (k, r)
+        for k, r in enumerate(index)
+        if not needle or needle in r["name"].lower() or needle in r["textDigest"]
+    ]
+    hits.sort(key=lambda p: (not p[1]["pinned"], -p[1]["createdAt"], -p[0]))
+    return [r["id"] for _k, r in hits]
+
+
+@pytest.fixture
+def drawer(spec):  # noqa: ANN001
+    with spec.open() as s:
+        _fill(s, 180)
+        yield s
+
+
+def test_every_query_lists_what_the_spec_says(drawer: chatkeep.Store) -> None:
+    """Whole listings equal the model for queries many, few and no sessions match."""
+    for q in QUERIES:
+        got = drawer.sessions.list(q)
+        assert [r["id"] for r in got] == _model(drawer, q), q
+        if q.strip():
+            for r in got:
+                assert r["contentMatch"] is (q.strip().lower() not in r["name"].lower())
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    q=st.sampled_from(QUERIES) | st.text(max_size=6),
+    limit=st.integers(0, 120),
+    offset=st.integers(0, 200),
+)
+def test_a_page_is_a_slice_of_the_whole_listing(drawer: chatkeep.Store, q, limit, offset) -> None:  # noqa: ANN001
+    """list(q, limit=, offset=) == list(q)[offset:offset+limit], for any query and page."""
+    whole = drawer.sessions.list(q)
+    assert drawer.sessions.list(q, limit=limit, offset=offset) == whole[offset : offset + limit]
+
+
+def test_pages_walk_the_drawer_without_gaps(drawer: chatkeep.Store) -> None:
+    """Reading page after page of DRAWER_PAGE rows gives every row once, in order."""
+    for q in ("", "network", "zebra", "fish"):
+        seen: list[str] = []
+        while True:
+            page = drawer.sessions.list(q, limit=chatkeep.DRAWER_PAGE, offset=len(seen))
+            seen += [r["id"] for r in page]
+            if len(page) < chatkeep.DRAWER_PAGE:
+                break
+        assert seen == _model(drawer, q)
+
+
+@pytest.mark.parametrize(
+    ("limit", "offset"), [(-1, 0), (True, 0), (1.5, 0), ("5", 0), (5, -2), (5, None), (5, False)]
+)
+def test_bad_page_arguments_are_typed_errors(drawer: chatkeep.Store, limit, offset) -> None:  # noqa: ANN001
+    before = drawer.sessions.list()
+    with pytest.raises(InvalidValue) as err:
+        drawer.sessions.list("zebra", limit=limit, offset=offset)
+    assert err.value.hint
+    assert drawer.sessions.list() == before
+
+
+def test_writes_keep_the_indexes_in_step(drawer: chatkeep.Store) -> None:
+    """Rename, pin, update, delete and a whole-index write are seen by the next search."""
+    sid = f"{3:08x}"
+    assert sid not in [r["id"] for r in drawer.sessions.list("quokka")]
+    drawer.sessions.rename(sid, "Quokka notes")
+    assert [r["id"] for r in drawer.sessions.list("quokka", limit=5)] == [sid]
+    drawer.sessions.rename(sid, "Plain again")
+    assert drawer.sessions.list("quokka", limit=5) == []
+    drawer.history.append(user("wallaby facts"))
+    drawer.sessions.update(sid)
+    assert [r["id"] for r in drawer.sessions.list("wallaby", limit=5)] == [sid]
+    drawer.sessions.delete(sid)
+    assert drawer.sessions.list("wallaby", limit=5) == []
+    index = drawer.local.get("savedSessions")
+    drawer.local.set("savedSessions", index[:10])
+    assert [r["id"] for r in drawer.sessions.list("session", limit=500)] == _model(
+        drawer, "session"
+    )
+    assert len(drawer.sessions.list(limit=500)) == 10
+
+
+def test_repeated_ids_written_later_are_still_migrated(spec) -> None:  # noqa: ANN001
+    """An index written with a repeated id gets a fresh id for the second row on the next read
+    (the repeat is flagged as it is written), and both bodies stay."""
+    with spec.open() as s:
+        _fill(s, 3)
+        index = s.local.get("savedSessions")
+        s.local.set("savedSessions", [*index, {**index[0], "name": "twin"}])
+        rows = s.sessions.list()
+        assert len(rows) == 4 and len({r["id"] for r in rows}) == 4
+        twin = next(r for r in rows if r["name"] == "twin")
+        assert s.sessions.get(twin["id"])["history"] == s.sessions.get(index[0]["id"])["history"]
+
+
+def _downgrade(path: Path) -> None:
+    """Turn a store into the layout before migrations 0007–0009: digests in the FTS5 table
+    with unindexed ids, no name index, no order index."""
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute(
+            "CREATE VIRTUAL TABLE ck_session_fts USING fts5(profile UNINDEXED, id UNINDEXED,"
+            " digest, tokenize='trigram')"
+        )
+        conn.execute(
+            "INSERT INTO ck_session_fts (profile, id, digest)"
+            " SELECT profile, id, digest FROM ck_session_text"
+        )
+        for trigger in ("ck_sessions_name_ai", "ck_sessions_name_ad", "ck_sessions_name_au"):
+            conn.execute(f"DROP TRIGGER {trigger}")
+        for table in ("ck_session_trgm", "ck_session_text", "ck_session_name_trgm"):
+            conn.execute(f"DROP TABLE {table}")
+        conn.execute("DROP TABLE ck_session_name")
+        conn.execute("DROP INDEX ck_sessions_order")
+        conn.execute(
+            "DELETE FROM ck_migrations WHERE name IN ('0007_sqlite_session_text',"
+            " '0008_session_order', '0009_sqlite_session_names')"
+        )
+    conn.close()
+
+
+def test_an_older_sqlite_store_upgrades_and_finds_the_same(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    with chatkeep.open(str(path)) as s:
+        _fill(s, 60)
+        before = {q: s.sessions.list(q) for q in QUERIES}
+    _downgrade(path)
+    with chatkeep.open(str(path)) as s:
+        assert {
+            "0007_sqlite_session_text",
+            "0008_session_order",
+            "0009_sqlite_session_names",
+        } <= set(s._backend.applied_migrations())
+        assert {q: s.sessions.list(q) for q in QUERIES} == before
+        assert {q: s.sessions.list(q, limit=7, offset=3) for q in QUERIES} == {
+            q: rows[3:10] for q, rows in before.items()
+        }
+
+
+def test_cli_sessions_list_pages(tmp_path: Path) -> None:
+    """`chatkeep sessions list --limit/--offset` through the console script."""
+    db = tmp_path / "cli.db"
+    with chatkeep.open(str(db)) as s:
+        _fill(s, 12)
+        whole = [r["id"] for r in s.sessions.list("zebra")]
+    out = run(db, "sessions", "list", "zebra", "--limit", "2", "--offset", "1", "--json")
+    assert [r["id"] for r in json.loads(out.stdout)] == whole[1:3]
+    bad = run(db, "sessions", "list", "--limit", "-3", ok=False)
+    assert bad.returncode != 0 and "limit" in bad.stderr.lower()
