@@ -20,6 +20,7 @@ Run: ``python -m bench.transfer_memory [--mb N] [--store-dir DIR]``.
 from __future__ import annotations
 
 import argparse
+import filecmp
 import os
 import subprocess
 import sys
@@ -135,15 +136,19 @@ def main(argv: list[str] | None = None) -> dict[str, int]:
         cli_doc, cli_dst = os.path.join(root, "cli-export.json"), os.path.join(root, "cli.db")
         cli_exp, t_cli_exp = _cli(root, "--store", src, "export", "-o", cli_doc)
         cli_size = os.path.getsize(cli_doc)
+        same = filecmp.cmp(doc, cli_doc, shallow=False)
         os.unlink(doc)
         cli_imp, t_cli_imp = _cli(root, "--store", cli_dst, "import", cli_doc)
     mb = 1024 * 1024
     print(
         f"\nTransfer memory — {blob_bytes / mb:,.0f} MB of image bytes, export file {size / mb:,.0f} MB"
     )
+    print(
+        f"chatkeep export file {cli_size / mb:,.0f} MB, "
+        + ("byte-identical to export_to's" if same else "DIFFERENT from export_to's")
+    )
     print(f"{'step':<28} {'peak RSS':>10} {'time':>8}  target")
     print(f"{'python + import chatkeep':<28} {base / mb:>7.0f} MB {'':>8}")
-    print(f"CLI export file {cli_size / mb:,.0f} MB")
     for name, rss, t in (
         ("export_to (stream)", exp, t_exp),
         ("import_from (stream)", imp, t_imp),
@@ -160,6 +165,7 @@ def main(argv: list[str] | None = None) -> dict[str, int]:
         "importRss": imp,
         "cliExportFile": cli_size,
         "cliExportRss": cli_exp,
+        "cliExportSame": int(same),
         "cliImportRss": cli_imp,
     }
 
