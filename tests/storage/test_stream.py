@@ -79,3 +79,26 @@ def test_import_from_reads_other_layouts_whole(store: chatkeep.Store, tmp_path) 
     with chatkeep.open(str(tmp_path / "other.db")) as t:
         t.import_from(io.StringIO(json.dumps(doc, indent=2)))
         assert t.export_data() == doc
+
+
+def test_export_lines_are_export_to_and_export_text(store: chatkeep.Store) -> None:
+    """export_lines() gives export_to's text line by line, and the json export is that text."""
+    _filled(store)
+    buf = io.StringIO()
+    store.export_to(buf)
+    lines = list(store.export_lines())
+    assert "".join(line + "\n" for line in lines) == buf.getvalue()
+    assert all("\n" not in line for line in lines)
+    assert chatkeep.export_text(store) == buf.getvalue()
+
+
+def test_import_from_refuses_content_after_the_end(store: chatkeep.Store, tmp_path) -> None:
+    """Anything after the closing line of the streamed layout is refused; nothing changes."""
+    _filled(store)
+    buf = io.StringIO()
+    store.export_to(buf)
+    with chatkeep.open(str(tmp_path / "other.db")) as t:
+        with pytest.raises(chatkeep.InvalidValue, match="after its end"):
+            t.import_from(io.StringIO(buf.getvalue() + "]}\n"))
+        assert t.export_data()["local"] == {} and t.history.read() == []
+        assert t.import_from(io.StringIO(buf.getvalue() + "\n\n"))["history"] == 3

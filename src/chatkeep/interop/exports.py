@@ -1,7 +1,9 @@
 """``export_text`` / ``export_file``: a profile or one saved session in every export format.
 
 - ``json``: the whole profile is chatkeep's profile export (``format: "chatkeep-export"``,
-  exact round trip through ``import``); one session is ``{"format": "chatkeep-session",
+  exact round trip through ``import``), written one value per line as ``Profile.export_to``
+  writes it (``Profile.export_lines``), so memory holds one entry or one session at a time and
+  ``import`` reads it back the same way; one session is ``{"format": "chatkeep-session",
   "version": 1, "session": {id, name, createdAt, pinned, history}}`` and imports back as that
   one saved session.
 - ``md``, ``jsonl``, ``sharegpt``, ``html``: the live conversation (when not empty) and every
@@ -88,7 +90,7 @@ def export_lines(
         find_session(profile, session_id)  # fail before the first line is written
     if fmt == "json":
         if session_id is None:
-            yield json.dumps(profile.export_data(), ensure_ascii=False)
+            yield from profile.export_lines()
         else:
             s = find_session(profile, session_id)
             doc = {"format": SESSION_FORMAT, "version": SESSION_VERSION, "session": s}

@@ -1,8 +1,12 @@
 """``import_file``: detect a file's format, read it, save what it holds (SPEC §14).
 
-- ``chatkeep`` whole-profile exports and ``browsa`` dumps go to the profile importer
-  (``Profile.import_data``: the profile replaced, one transaction, ``replace`` needed when the
-  profile is not empty).
+- ``chatkeep`` whole-profile exports and ``browsa`` dumps go to the profile importer (the
+  profile replaced, one transaction, ``replace`` needed when the profile is not empty). An
+  export in the one-value-per-line layout ``chatkeep export`` writes is read line by line
+  (``Profile.import_from``: memory holds one entry or one session, not the file); any other
+  layout is read whole (``Profile.import_data``).
+- A chatkeep export is recognised from the first bytes of the file (its ``format`` key comes
+  first), so detecting it never reads the file.
 - A one-session chatkeep export (``format: "chatkeep-session"``) and chatkeep's Markdown
   export become saved sessions with their own ids.
 - Every foreign format becomes one saved session per conversation through
@@ -13,10 +17,13 @@
 
 from __future__ import annotations
 
+import io
+import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidEntry, InvalidValue
+from ..storage.stream import HEAD as STREAM_HEAD
 from . import chatgpt, claude, librechat, llmdb, markdown, openwebui, simple
 from .model import Conversation
 from .source import Input, Progress, bad_file, checked_path
@@ -26,6 +33,10 @@ if TYPE_CHECKING:
 
 SESSION_FORMAT = "chatkeep-session"
 SESSION_VERSION = 1
+#: The start of a chatkeep export (whole profile or one session) whose first key is ``format``.
+CHATKEEP_START = re.compile(
+    rb'\A(?:\xef\xbb\xbf)?\s*\{\s*"format"\s*:\s*"(?:chatkeep-export|chatkeep-session)"'
+)
 SOURCES = (
     "auto",
     "chatkeep",
@@ -81,6 +92,8 @@ def detect(inp: Input) -> str:
         raise bad_file(inp.path, f"{members[0]} holds conversations of an unknown format")
     if markdown.looks_like(inp.head):
         return "markdown"
+    if CHATKEEP_START.match(inp.head):
+        return "chatkeep"
     first_char = inp.first_char()
     if first_char == "[":
         item = inp.first_item()
@@ -160,6 +173,20 @@ def save_conversations(
     }
 
 
+def _stream_profile(profile: Profile, inp: Input, replace: bool) -> dict[str, Any]:
+    """A whole-profile export in the line layout, read line by line in one transaction."""
+    with inp.open() as raw:
+        text = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+        try:
+            return profile.import_from(text, replace=replace)
+        except UnicodeDecodeError as exc:
+            raise bad_file(inp.path, f"the file is not valid UTF-8 ({exc.reason})") from None
+        except InvalidValue as exc:
+            if type(exc) is not InvalidValue:
+                raise
+            raise bad_file(inp.path, exc.message, exc.hint or None) from None
+
+
 def import_file(
     profile: Profile,
     path: str,
@@ -183,6 +210,8 @@ def import_file(
             fmt = "markdown"
         if fmt == "markdown":
             return save_conversations(profile, markdown.read(inp), "chatkeep")
+        if fmt == "chatkeep" and inp.head.startswith(STREAM_HEAD.encode()):
+            return {**_stream_profile(profile, inp, replace), "whole": True}
         if fmt in ("chatkeep", "browsa"):
             doc = inp.load()
             if fmt == "chatkeep" and isinstance(doc, dict) and doc.get("format") == SESSION_FORMAT:

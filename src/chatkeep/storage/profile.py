@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Iterator
 from typing import IO, Any
 
 from ..constants import DEFAULTS, GET_ALL_KEYS, ORIGINAL_PREFIX, SESSIONS_INDEX_KEY
@@ -164,6 +165,13 @@ class Profile:
         from .stream import export_to  # lazy: only export needs it
 
         return export_to(self._backend, self.profile, self.history, fh)
+
+    def export_lines(self) -> Iterator[str]:
+        """The lines :meth:`export_to` writes, without their newlines, produced one at a time
+        (one read transaction, held until the last line is taken or the iterator is closed)."""
+        from .stream import export_lines  # lazy: only export needs it
+
+        return export_lines(self._backend, self.profile, self.history)
 
     def import_from(self, fh: IO[str], *, replace: bool = False) -> dict[str, Any]:
         """Import a file written by :meth:`export_to` line by line (one transaction); any

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from .history import History
     from .sessions import Sessions
 
-__all__ = ["export_to", "import_from"]
+__all__ = ["HEAD", "export_lines", "export_to", "import_from"]
 
 HEAD = f'{{"format":"{EXPORT_FORMAT}","version":{EXPORT_VERSION},\n'
 ARCHIVE_PAGE = 200
@@ -61,27 +61,54 @@ def _items(lines: Iterator[str], close: str) -> Iterator[str]:
     raise InvalidValue("the export file ends inside a section", hint="the file is truncated")
 
 
+def export_lines(
+    backend: Backend, profile: str, history: History, counts: dict[str, int] | None = None
+) -> Iterator[str]:
+    """The lines of the export document, without their newlines, one value per line (one read
+    transaction, held while the lines are consumed); ``counts`` gets what was written."""
+    counts = counts if counts is not None else {}
+    counts.update(keys=0, history=0, archived=0)
+    with backend.transaction(profile, write=False) as tx:
+        yield HEAD.rstrip("\n")
+        yield '"local":{'
+        yield from _commas(_local_lines(tx, counts))
+        yield "},"
+        yield '"history":['
+        # stored texts hold blob markers only; each row's images are loaded as it is written
+        yield from _commas(_row_lines((t for _p, _c, t in tx.hist_rows()), tx, counts, "history"))
+        yield "],"
+        yield '"archive":['
+        yield from _commas(_row_lines(_archive_texts(tx), tx, counts, "archived"))
+        yield "]}"
+
+
 def export_to(backend: Backend, profile: str, history: History, fh: IO[str]) -> dict[str, int]:
     """Write the profile to ``fh`` (text, UTF-8); returns counts of what was written."""
-    counts = {"keys": 0, "history": 0, "archived": 0}
-    with backend.transaction(profile, write=False) as tx:
-        fh.write(HEAD + '"local":{\n')
-        keys = sorted(tx.kv_keys())
-        first = True
-        for key in keys:
-            got = tx.kv_get([key])
-            if key not in got:
-                continue  # unreadable: left out, as export_profile does
-            fh.write(("" if first else ",\n") + _dumps(key) + ":" + _dumps(got[key]))
-            first = False
-            counts["keys"] += 1
-        fh.write(("\n" if not first else "") + '},\n"history":[\n')
-        # stored texts hold blob markers only; each row's images are loaded as it is written
-        first = _write_rows(fh, (t for _p, _c, t in tx.hist_rows()), tx, counts, "history")
-        fh.write(("\n" if not first else "") + '],\n"archive":[\n')
-        first = _write_rows(fh, _archive_texts(tx), tx, counts, "archived")
-        fh.write(("\n" if not first else "") + "]}\n")
+    counts: dict[str, int] = {}
+    for line in export_lines(backend, profile, history, counts):
+        fh.write(line + "\n")
     return counts
+
+
+def _commas(lines: Iterator[str]) -> Iterator[str]:
+    """Each line with the comma that separates it from the next (none after the last)."""
+    prev = next(lines, None)
+    for line in lines:
+        yield prev + ","  # type: ignore[operator]
+        prev = line
+    if prev is not None:
+        yield prev
+
+
+def _local_lines(tx: Any, counts: dict[str, int]) -> Iterator[str]:
+    for key in sorted(tx.kv_keys()):
+        got = tx.kv_get([key])
+        if key not in got:
+            continue  # unreadable: left out, as export_profile does
+        counts["keys"] += 1
+        line = _dumps(key) + ":" + _dumps(got.pop(key))
+        _drop_cycles()
+        yield line
 
 
 def _archive_texts(tx: Any) -> Iterator[str]:
@@ -91,11 +118,8 @@ def _archive_texts(tx: Any) -> Iterator[str]:
         yield from (t for _s, t in page)
 
 
-def _write_rows(
-    fh: IO[str], texts: Iterable[str], tx: Any, counts: dict[str, int], what: str
-) -> bool:
-    """Write each readable entry of ``texts``; returns True when none was written."""
-    first = True
+def _row_lines(texts: Iterable[str], tx: Any, counts: dict[str, int], what: str) -> Iterator[str]:
+    """Each readable entry of ``texts`` as one line."""
     for text in texts:
         try:
             value = codec.decode(text, tx.fetch_urls)
@@ -103,11 +127,11 @@ def _write_rows(
             continue  # unreadable rows are left out, as the reads skip them
         if not (isinstance(value, dict) and value.get("role") in ROLES and "content" in value):
             continue
-        fh.write(("" if first else ",\n") + _dumps(value))
-        first = False
-        counts[what] += 1
+        line = _dumps(value)
+        del value
         _drop_cycles()
-    return first
+        counts[what] += 1
+        yield line
 
 
 def _drop_cycles() -> None:
@@ -160,13 +184,25 @@ def import_from(
             text, blobs = codec.encode(_entry(item, seq), text_blobs=True)
             tx.archive_insert(seq, text, blobs, stamp)
             _drop_cycles()
+        _expect_end(lines)
+        renamed = sessions.migrate_in(tx)  # as import_profile: the index checked, bad ids renamed
     return {
         "source": "chatkeep",
         "keys": keys,
         "history": count,  # every imported entry was validated: all of them read back
         "archived": history.archived_count(),
         "sessions": len(sessions.list()),
+        "renamedSessions": renamed,
     }
+
+
+def _expect_end(lines: Iterator[str]) -> None:
+    for line in lines:
+        if line.strip():
+            raise InvalidValue(
+                f"the export file goes on after its end: {line[:40]!r}",
+                hint="the file was changed or two files were joined",
+            )
 
 
 def _expect(lines: Iterator[str], opening: str) -> None:
