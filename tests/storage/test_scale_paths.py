@@ -159,3 +159,45 @@ def test_index_stored_before_rows_is_converted(spec) -> None:
         assert s.sessions.get(b["id"])["history"] == [user("beta question")]
         assert s.sessions.rename(a["id"], "A2")
         assert [r["name"] for r in s.sessions.list()] == ["B", "A2"]
+
+
+def test_seen_stamp_on_stored_rows_equals_the_rule(spec) -> None:  # noqa: ANN001
+    """stamp_seen() (stored rows, pixels untouched) leaves exactly what modify_unseen with the
+    stamp rule leaves: same entries read back, same rows and blobs stored."""
+    from chatkeep.rules.images import stamp_images_seen
+
+    url = png_data_url(30, 20, noise=True)
+    entries = [
+        user("a"),
+        image_entry("look", url),
+        assistant("seen it"),
+        image_entry("again", url, imagesSeen=True),
+        image_entry("\x00nul text", png_data_url(8, 8)),
+        user("b"),
+    ]
+    dumps, reads, counts = [], [], []
+    for k, how in enumerate(("rule", "stored")):
+        with chatkeep.open(spec.url, profile=f"{spec.profile}_{k}") as s:
+            for e in entries:
+                s.history.append(e)
+            counts.append(
+                s.history.modify_unseen(stamp_images_seen)
+                if how == "rule"
+                else s.history.stamp_seen()
+            )
+            reads.append(s.history.read())
+            counts.append(s.history.stamp_seen())  # nothing left to stamp
+            dumps.append(
+                {
+                    t: spec.raw_rows(
+                        f"SELECT * FROM {t} WHERE profile=? ORDER BY 2", (f"{spec.profile}_{k}",)
+                    )
+                    for t in ("ck_history", "ck_blobs", "ck_blob_refs")
+                }
+            )
+    assert counts == [2, 0, 2, 0]
+    assert reads[0] == reads[1] and all(
+        e.get("imagesSeen") for e in reads[0] if "content" in e and isinstance(e["content"], list)
+    )
+    strip = lambda d: {t: [r[1:] for r in rows] for t, rows in d.items()}  # noqa: E731
+    assert strip(dumps[0]) == strip(dumps[1])

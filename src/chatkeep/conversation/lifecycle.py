@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..rules.images import DEFAULT_UNSEEN_BUDGET, bound_unseen_images, stamp_images_seen
+from ..rules.images import DEFAULT_UNSEEN_BUDGET, bound_unseen_images
 from ..storage.profile import Profile
 
 __all__ = ["bound_unseen_image_bytes", "mark_images_seen"]
@@ -19,7 +19,7 @@ __all__ = ["bound_unseen_image_bytes", "mark_images_seen"]
 def mark_images_seen(profile: Profile) -> int:
     """Stamp ``imagesSeen: true`` on every live entry with image parts (§5.1); returns how
     many entries changed (no write when 0)."""
-    return profile.history.modify_unseen(stamp_images_seen)
+    return profile.history.stamp_seen()
 
 
 def bound_unseen_image_bytes(profile: Profile, budget: int = DEFAULT_UNSEEN_BUDGET) -> int:

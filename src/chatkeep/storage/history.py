@@ -308,6 +308,31 @@ class History:
                 self._after_write(tx, count, total + delta)
             return len(changed)
 
+    def stamp_seen(self) -> int:
+        """The seen stamp (SPEC §5.1) on the stored rows themselves: ``imagesSeen: true`` is
+        added to every live entry flagged unseen, and its image bytes stay in their blobs —
+        nothing is resolved, re-encoded or hashed again, so the cost is that of the rows'
+        JSON text, never of their pixels. Gives what
+        ``modify_unseen(rules.images.stamp_images_seen)`` gives; returns the entries stamped."""
+        with self._b.transaction(self._profile) as tx:
+            stamped: list[tuple[int, int, str]] = []
+            cleared: list[int] = []
+            for pos, chars, text in tx.hist_unseen_rows():
+                try:
+                    value = codec.loads_stored(text)  # blob strings left as they are stored
+                except CorruptValue:
+                    continue
+                if _readable(value) and _unseen(value):
+                    value["imagesSeen"] = True
+                    stamped.append((pos, chars, codec.dumps(value)))
+                else:
+                    cleared.append(pos)  # flagged by default before the flag existed
+            if cleared:
+                tx.hist_clear_unseen(cleared)
+            for pos, chars, text in stamped:
+                tx.hist_restamp(pos, chars, text)
+            return len(stamped)
+
     def append(self, entry: dict[str, Any]) -> int:
         """Append one entry; returns the new live length. Never reads the history."""
         validate_entry(entry)

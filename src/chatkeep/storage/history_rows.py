@@ -115,6 +115,14 @@ class HistoryRows:
         self.add_refs(owner, blobs)
         self.gc(old - set(blobs))
 
+    def hist_restamp(self, pos: int, chars: int, text: str) -> None:
+        """Rewrite one live row's stored text that keeps the same blobs (the seen stamp)."""
+        self.bump("history")
+        self._b.execute(
+            "UPDATE ck_history SET chars=?, value=?, unseen=0 WHERE profile=? AND pos=?",
+            (chars, text, self.profile, pos),
+        )
+
     def hist_clear_unseen(self, positions: Sequence[int]) -> None:
         for chunk in self.chunks(positions):
             self.run(
