@@ -14,7 +14,9 @@ Layout (every row scoped by ``profile``; no query reads another profile's rows):
                      so listing, saving and renaming never read or rewrite every digest and a
                      drawer search is one SQL query; reading the ``savedSessions`` key puts the
                      digests back into its rows. On SQLite with FTS5 the digests live in
-                     ``ck_session_fts`` instead, a trigram index, so a search that matches few
+                     ``ck_session_text`` instead, indexed by the trigram table
+                     ``ck_session_trgm`` (names: ``ck_session_name``/``_trgm``, by triggers);
+                     on PostgreSQL ``pg_trgm`` indexes them, so a search that matches few
                      sessions does not scan every digest
 ``ck_sessions``      the ``savedSessions`` list, one row per item (:mod:`.index_rows`), so one
                      session's save, rename or delete writes one row
