@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 
 TYPE_CHECKING = False  # typing is not imported at start-up; annotations are strings here
 if TYPE_CHECKING:
@@ -67,6 +66,8 @@ AUTO_NAME_MAX = 48
 
 def default_for(key: str) -> Any:
     """A fresh copy of the default of ``key`` (``None`` when it has none)."""
+    import copy  # here, not at import: `import chatkeep` stays small
+
     if key in DEFAULTS:
         return copy.deepcopy(DEFAULTS[key])
     return copy.deepcopy(PANEL_OPTION_DEFAULTS.get(key))

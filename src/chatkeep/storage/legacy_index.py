@@ -11,7 +11,6 @@ its own, so the import and its migration are one transaction on every backend.
 
 from __future__ import annotations
 
-import uuid
 from typing import TYPE_CHECKING, Any
 
 from ..constants import SESSION_BODY_PREFIX, SESSIONS_INDEX_KEY, TEXT_DIGEST_CAP
@@ -74,6 +73,8 @@ def migrate_index(tx: Tx) -> list[dict[str, Any]]:
     legacy = tx.index_light()
     if not needs_migration(legacy):
         return []
+    import uuid  # here, not at import: it loads `platform`, and only old stores migrate
+
     renamed: list[dict[str, Any]] = []
     seen: set[str] = set()
     light: list[Any] = []

@@ -9,7 +9,6 @@ lifecycle operations that combine storage with the request rules.
 
 from __future__ import annotations
 
-import copy
 import json
 from typing import IO, Any
 
@@ -37,6 +36,8 @@ def _type_ok(key: str, value: Any) -> bool:
 
 
 def _merge_default(key: str, stored: Any) -> Any:
+    import copy  # here, not at import (as in get_all): reading commands never copy defaults
+
     if not _type_ok(key, stored):
         return copy.deepcopy(DEFAULTS[key])
     if key == "providers":
@@ -96,6 +97,8 @@ class Profile:
         with self._backend.transaction(self.profile, write=False) as tx:
             version = tx.versions()[0]
             stored = tx.kv_get(list(GET_ALL_KEYS))
+            import copy  # here, not at import: see _merge_default
+
             out = copy.deepcopy(DEFAULTS)
             for key, value in stored.items():
                 out[key] = _merge_default(key, value) if key in DEFAULTS else value

@@ -20,7 +20,6 @@ first, so loading a session never silently drops a conversation.
 from __future__ import annotations
 
 import datetime as _dt
-import uuid
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -217,6 +216,8 @@ class Sessions:
             tx.kv_delete([body_key(i) for i in evict])
 
     def _save_in(self, tx: Tx, name: str | None, live: Entries) -> Row:
+        import uuid  # here, not at import: it loads `platform`, and reading never makes an id
+
         sid = uuid.uuid4().hex
         digest = text_digest(live)
         row: Row = {

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..constants import SESSIONS_INDEX_KEY
@@ -40,17 +39,40 @@ from .history_rows import HistoryRows
 from .index_rows import ROWS_MARK, IndexRows
 
 
-@dataclass(frozen=True)
 class Migration:
     """One named schema change, applied once per database in its own transaction together
     with its ``ck_migrations`` row. ``dialects`` limits it to some backends; ``run`` is a
     callable for changes that are more than plain statements (it returns ``False`` when the
-    change is not possible on this server, which leaves it unrecorded, to be tried again)."""
+    change is not possible on this server, which leaves it unrecorded, to be tried again).
+    Never changed once made. (A plain class: ``dataclasses`` costs start-up time to import.)"""
 
-    name: str
-    statements: tuple[str, ...] = ()
-    dialects: tuple[str, ...] = ("sqlite", "postgresql")
-    run: Callable[[Any], bool] | None = None
+    __slots__ = ("name", "statements", "dialects", "run")
+
+    def __init__(
+        self,
+        name: str,
+        statements: tuple[str, ...] = (),
+        dialects: tuple[str, ...] = ("sqlite", "postgresql"),
+        run: Callable[[Any], bool] | None = None,
+    ) -> None:
+        self.name = name
+        self.statements = statements
+        self.dialects = dialects
+        self.run = run
+
+    def _fields(self) -> tuple[object, ...]:
+        return (self.name, self.statements, self.dialects, self.run)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Migration) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return "Migration(name={!r}, statements={!r}, dialects={!r}, run={!r})".format(
+            *self._fields()
+        )
 
 
 #: The shared registry, in order. Backends may add their own (see ``Backend.migrations``).

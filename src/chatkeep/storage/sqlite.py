@@ -8,7 +8,6 @@ import sqlite3
 import stat
 from collections.abc import Sequence
 from typing import Any
-from urllib.parse import quote
 
 from ..errors import ChatkeepError, StoreError
 from .backend import Backend
@@ -198,6 +197,8 @@ class SQLiteBackend(Backend):
         target: str = path
         uri = False
         if self.read_only:
+            from urllib.parse import quote  # here, not at import: only read-only opens need it
+
             target = f"file:{quote(os.path.abspath(path))}?mode=ro" + (
                 "&immutable=1" if immutable else ""
             )
