@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 TYPE_CHECKING = False  # typing is not imported at start-up; annotations are strings here
 if TYPE_CHECKING:
     from typing import Any

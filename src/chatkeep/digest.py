@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 
+from .errors import InvalidValue
+
 TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
 if TYPE_CHECKING:
     from typing import Any
-
-from .errors import InvalidValue
 
 __all__ = ["PREFIX", "canonical_json", "digest_bytes", "digest_json", "digest_text", "hex_of"]
 
