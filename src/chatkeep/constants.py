@@ -53,6 +53,8 @@ DEFAULT_MAX_TEXT_CHARS = 1_000_000
 #: it (``store.local.set(name, n)``), which is read only by the attach operations.
 DEFAULT_MAX_SOURCE_BYTES = 50 * 1024 * 1024  # maxSourceBytes
 DEFAULT_MAX_IMAGE_PIXELS = 50_000_000  # maxImagePixels
+#: Unseen image bytes the live history may keep (SPEC §5.4); also ``chatkeep.DEFAULT_UNSEEN_BUDGET``.
+DEFAULT_UNSEEN_BUDGET = 8 * 1024 * 1024
 DEFAULT_MAX_PDF_PAGES = 2_000  # maxPdfPages
 MAX_SOURCE_BYTES_KEY = "maxSourceBytes"
 MAX_IMAGE_PIXELS_KEY = "maxImagePixels"

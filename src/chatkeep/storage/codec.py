@@ -22,13 +22,16 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable
-from typing import Any
 
 from ..constants import GET_ALL_KEYS, SESSIONS_INDEX_KEY
 from ..dataurl import head_length
 from ..digest import digest_text, hex_of
 from ..errors import CorruptValue, InvalidValue
 from ..limits import check_value
+
+TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
+if TYPE_CHECKING:
+    from typing import Any
 
 BLOB_MIN_CHARS = 256
 TEXT_BLOB_MIN_CHARS = 4096

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
 
 from ..constants import ACTIVE_SESSION_KEY, DEFAULTS
 from ..entries import (
@@ -33,11 +32,14 @@ from ..errors import CorruptValue, InvalidEntry, InvalidValue
 from . import codec
 from .sql import now_ms
 
+TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
 if TYPE_CHECKING:
+    from typing import Any
+
     from .backend import Backend
     from .sql import Tx
 
-Entries = list[dict[str, Any]]
+Entries = list[dict[str, "Any"]]
 
 
 class _Snapshot:

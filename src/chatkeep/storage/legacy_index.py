@@ -11,14 +11,15 @@ its own, so the import and its migration are one transaction on every backend.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from ..constants import SESSION_BODY_PREFIX, SESSIONS_INDEX_KEY, TEXT_DIGEST_CAP
 from ..digest import digest_json, hex_of
 from ..entries import entry_text
 from ..limits import MAX_KEY_CHARS, is_unicode
 
+TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
 if TYPE_CHECKING:
+    from typing import Any
+
     from .sql import Tx
 
 __all__ = ["body_key", "migrate_index", "needs_migration", "text_digest"]

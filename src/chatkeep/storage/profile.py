@@ -10,7 +10,6 @@ lifecycle operations that combine storage with the request rules.
 from __future__ import annotations
 
 import json
-from typing import IO, Any
 
 from ..constants import DEFAULTS, GET_ALL_KEYS, ORIGINAL_PREFIX, SESSIONS_INDEX_KEY
 from ..entries import has_image_parts, image_part_url, is_image_part
@@ -19,6 +18,10 @@ from .backend import Backend
 from .history import History
 from .sessions import Sessions
 from .transfer import export_profile, import_profile
+
+TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 __all__ = ["Profile"]
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import datetime as _dt
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
 
 from ..constants import (
     ACTIVE_SESSION_KEY,
@@ -37,12 +36,15 @@ from . import codec
 from .legacy_index import body_key, migrate_index, needs_migration, text_digest
 from .sql import now_ms
 
+TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
 if TYPE_CHECKING:
+    from typing import Any
+
     from .backend import Backend
     from .history import Entries, History
     from .sql import Tx
 
-Row = dict[str, Any]
+Row = dict[str, "Any"]
 RowList = list[Row]  # the class below has a method named `list`
 _ID_MAX = 192  # "session_" + id stays within the 200-character key limit
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Protocol
 
 from ..constants import SESSIONS_INDEX_KEY
 from ..errors import CorruptValue
@@ -37,6 +36,10 @@ from . import codec, index_rows
 from .codec import Blob
 from .history_rows import HistoryRows
 from .index_rows import ROWS_MARK, IndexRows
+
+TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
+if TYPE_CHECKING:
+    from typing import Any, Protocol
 
 
 class Migration:
@@ -127,8 +130,10 @@ MIGRATIONS: tuple[Migration, ...] = (
 )
 
 
-class Cursorish(Protocol):
-    def execute(self, sql: str, params: Sequence[Any] = ...) -> Any: ...
+if TYPE_CHECKING:  # a type for the checkers only
+
+    class Cursorish(Protocol):
+        def execute(self, sql: str, params: Sequence[Any] = ...) -> Any: ...
 
 
 #: Values per ``IN (…)`` list: well under every driver's limit on query parameters.

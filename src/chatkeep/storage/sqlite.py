@@ -7,11 +7,14 @@ import os
 import sqlite3
 import stat
 from collections.abc import Sequence
-from typing import Any
 
 from ..errors import ChatkeepError, StoreError
 from .backend import Backend
 from .sql import Migration
+
+TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
+if TYPE_CHECKING:
+    from typing import Any
 
 BUSY_TIMEOUT_S = 60.0
 
