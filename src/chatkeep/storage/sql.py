@@ -63,19 +63,8 @@ class Migration:
         self.dialects = dialects
         self.run = run
 
-    def _fields(self) -> tuple[object, ...]:
-        return (self.name, self.statements, self.dialects, self.run)
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Migration) and self._fields() == other._fields()
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
-
     def __repr__(self) -> str:
-        return "Migration(name={!r}, statements={!r}, dialects={!r}, run={!r})".format(
-            *self._fields()
-        )
+        return f"Migration({self.name!r})"
 
 
 #: The shared registry, in order. Backends may add their own (see ``Backend.migrations``).
