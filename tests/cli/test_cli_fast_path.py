@@ -14,8 +14,8 @@ import pty
 import subprocess
 import sys
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 
 import chatkeep
 from clirun import chatkeep_exe
-from conftest import PG_URL, require_pg
 from factories import assistant, attachment, image_entry, png_data_url, user
 
 CLICK_APP = [sys.executable, "-c", "from chatkeep.cli.main import main; main()"]
@@ -68,15 +67,6 @@ def filled(tmp_path_factory: pytest.TempPathFactory) -> str:
     with chatkeep.open(path) as s:
         _fill(s, SESSIONS)
     return path
-
-
-@pytest.fixture(scope="module")
-def pg_profile() -> Iterator[str]:
-    require_pg()
-    profile = "t_" + uuid.uuid4().hex
-    with chatkeep.open(PG_URL, profile=profile) as s:
-        _fill(s, 6)
-    yield profile
 
 
 def _env(tmp: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -238,17 +228,18 @@ def test_stores_that_cannot_be_read(tmp_path: Path) -> None:
         assert assert_same(["--store", empty, *form], env)[1].startswith(b"(")
 
 
-def test_postgresql_store(pg_profile: str, tmp_path: Path) -> None:
+def test_postgresql_store(pg_spec: Any, tmp_path: Path) -> None:
+    with pg_spec.open() as s:
+        _fill(s, 6)
+    url, profile = pg_spec.url, pg_spec.profile
     env = _env(tmp_path)
     for form in READ_FORMS[:12] + CLICK_FORMS[:3]:
-        assert_same(["--store", PG_URL, "--profile", pg_profile, *form], env)
-    code, out, _ = assert_same(
-        ["--store", PG_URL, "--profile", pg_profile, "sessions", "list"], env
-    )
+        assert_same(["--store", url, "--profile", profile, *form], env)
+    code, out, _ = assert_same(["--store", url, "--profile", profile, "sessions", "list"], env)
     assert code == 0 and len(out.splitlines()) == 7
-    env = _env(tmp_path, {"CHATKEEP_STORE": PG_URL, "CHATKEEP_PROFILE": pg_profile})
+    env = _env(tmp_path, {"CHATKEEP_STORE": url, "CHATKEEP_PROFILE": profile})
     assert assert_same(["history", "--json", "-n", "1"], env)[1].startswith(b"[")
-    wrong = PG_URL.rsplit("/", 1)[0] + "/ck_no_such_database_" + uuid.uuid4().hex[:8]
+    wrong = url.rsplit("/", 1)[0] + "/ck_no_such_database_" + uuid.uuid4().hex[:8]
     code, _, err = assert_same(["--store", wrong, "history"], env)
     assert code == 4 and err.startswith(b"error: ")
 
