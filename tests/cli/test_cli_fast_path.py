@@ -76,11 +76,14 @@ def _env(tmp: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
         if not k.startswith(("CHATKEEP_", "_CHATKEEP")) and k != "PYTHONIOENCODING"
     }
     env["XDG_DATA_HOME"] = str(tmp / "data")  # a default store never lands in the real home
+    os.makedirs(env["XDG_DATA_HOME"], exist_ok=True)
     return {**env, **(extra or {})}
 
 
 def _run(argv: list[str], env: dict[str, str]) -> tuple[int, bytes, bytes]:
-    proc = subprocess.run(argv, capture_output=True, env=env, timeout=120)
+    # in the test's own directory: a relative store path (`--store --store`, say) lands there
+    cwd = env["XDG_DATA_HOME"]
+    proc = subprocess.run(argv, capture_output=True, env=env, timeout=120, cwd=cwd)
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -286,7 +289,9 @@ def test_any_command_line_gives_the_same_result(
 
 def _on_terminal(argv: list[str], env: dict[str, str]) -> tuple[int, bytes, bytes]:
     master, slave = pty.openpty()
-    proc = subprocess.Popen(argv, stdout=slave, stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        argv, stdout=slave, stderr=subprocess.PIPE, env=env, cwd=env["XDG_DATA_HOME"]
+    )
     os.close(slave)
     out = b""
     while True:
@@ -313,7 +318,12 @@ def test_on_a_terminal_the_header_is_bold_on_both_paths(filled: str, tmp_path: P
 
 def _probe(args: list[str], env: dict[str, str]) -> str:
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE, *args], capture_output=True, text=True, env=env, timeout=60
+        [sys.executable, "-c", PROBE, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        cwd=env["XDG_DATA_HOME"],
     )
     assert proc.returncode == 0, proc.stderr
     return proc.stderr.strip().splitlines()[-1]
