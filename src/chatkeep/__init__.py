@@ -235,9 +235,9 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'chatkeep' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module, __name__), name)
+    # __import__, not importlib.import_module: importing the `importlib` package costs start-up
+    # time; a fromlist makes it return the submodule itself (level 1: relative to chatkeep)
+    value = getattr(__import__(module[1:], globals(), None, (name,), 1), name)
     globals()[name] = value
     return value
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import copy
-
 TYPE_CHECKING = False  # typing is not imported at start-up; annotations are strings here
 if TYPE_CHECKING:
     from typing import Any
@@ -55,6 +53,8 @@ DEFAULT_MAX_TEXT_CHARS = 1_000_000
 #: it (``store.local.set(name, n)``), which is read only by the attach operations.
 DEFAULT_MAX_SOURCE_BYTES = 50 * 1024 * 1024  # maxSourceBytes
 DEFAULT_MAX_IMAGE_PIXELS = 50_000_000  # maxImagePixels
+#: Unseen image bytes the live history may keep (SPEC §5.4); also ``chatkeep.DEFAULT_UNSEEN_BUDGET``.
+DEFAULT_UNSEEN_BUDGET = 8 * 1024 * 1024
 DEFAULT_MAX_PDF_PAGES = 2_000  # maxPdfPages
 MAX_SOURCE_BYTES_KEY = "maxSourceBytes"
 MAX_IMAGE_PIXELS_KEY = "maxImagePixels"
@@ -69,6 +69,8 @@ DRAWER_PAGE = 50
 
 def default_for(key: str) -> Any:
     """A fresh copy of the default of ``key`` (``None`` when it has none)."""
+    import copy  # here, not at import: `import chatkeep` stays small
+
     if key in DEFAULTS:
         return copy.deepcopy(DEFAULTS[key])
     return copy.deepcopy(PANEL_OPTION_DEFAULTS.get(key))

@@ -13,8 +13,6 @@ is exactly one definition of what an image data URL is.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 
 from .errors import InvalidValue, UndecodableImage
@@ -73,6 +71,9 @@ def decode(url: object) -> tuple[str, bytes]:
     if parsed is None:
         raise UndecodableImage("not a base64 data:image URL")
     mime, payload = parsed
+    import base64  # here, not at import: most commands never decode an image
+    import binascii
+
     try:
         raw = base64.b64decode("".join(payload.split()), validate=True)
     except (binascii.Error, ValueError) as exc:
@@ -89,6 +90,8 @@ def encode(raw: bytes, mime: str) -> str:
             "encode_data_url takes image bytes and a mime type such as 'image/png'",
             hint="read the file as bytes first",
         )
+    import base64  # as in decode()
+
     return f"data:{mime};base64,{base64.b64encode(raw).decode('ascii')}"
 
 

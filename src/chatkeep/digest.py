@@ -9,11 +9,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-from typing import Any
 
 from .errors import InvalidValue
+
+TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["PREFIX", "canonical_json", "digest_bytes", "digest_json", "digest_text", "hex_of"]
 
@@ -32,6 +34,8 @@ def canonical_json(value: Any) -> str:
 
 
 def digest_bytes(data: bytes) -> str:
+    import hashlib  # here, not at import: loading OpenSSL costs start-up time, reads rarely hash
+
     return PREFIX + hashlib.sha256(data).hexdigest()
 
 

@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
 
 from .errors import InvalidValue
+
+TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_DEPTH = 100
 #: History entries nest one level less, so a list of them (a saved session's body) fits too.

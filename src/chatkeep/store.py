@@ -11,14 +11,14 @@ below imports it.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
+from .constants import DEFAULT_UNSEEN_BUDGET
 from .errors import InvalidValue, StoreError
 from .limits import check_text
-from .rules.images import DEFAULT_UNSEEN_BUDGET
 from .storage.backend import Backend
 from .storage.profile import Profile
 
+TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
 if TYPE_CHECKING:
     from .conversation import Chat
     from .providers import CardRegistry

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
-from .. import entry_view
 from .context import pass_ctx
-from .output import echo_json, plain, render_entry
+from .output import echo_json, plain
+from .reading import history_text
 
 
 @click.command("history")
@@ -24,17 +26,9 @@ from .output import echo_json, plain, render_entry
 @pass_ctx
 def history_cmd(ctx, as_json: bool, archived: bool, last: int | None) -> None:  # noqa: ANN001
     """Show the live history (images as sizes, never base64)."""
-    store = ctx.store()
-    entries = store.history.archived() if archived else store.history.read()
-    start = 0 if last is None else max(0, len(entries) - last)
-    views = [entry_view(i, entries[i]) for i in range(start, len(entries))]
-    if as_json:
-        echo_json(views)
-        return
-    if not entries:
-        click.echo("(the archive is empty)" if archived else "(no messages yet)")
-    for v in views:
-        click.echo(plain(render_entry(v)))
+    # the text is made in .reading, which the start-up fast path (.fast) prints as well
+    text = history_text(ctx.store(), as_json=as_json, archived=archived, last=last)
+    sys.stdout.write(text) if as_json else click.echo(text, nl=False)
 
 
 @click.command("stats")

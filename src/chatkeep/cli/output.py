@@ -7,7 +7,10 @@ import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+
+TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
+if TYPE_CHECKING:
+    from typing import Any
 
 
 @contextmanager
@@ -36,24 +39,30 @@ def plain(text: Any) -> str:
     return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
 
 
+def json_text(value: Any) -> str:
+    """The stable JSON of every ``--json`` output, with its final newline."""
+    return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+
+
 def echo_json(value: Any) -> None:
-    sys.stdout.write(json.dumps(value, ensure_ascii=False, indent=2) + "\n")
+    sys.stdout.write(json_text(value))
 
 
-def echo_columns(headers: tuple[str, ...], rows: list[list[str]]) -> None:
-    """Rows as left-aligned columns under a header (bold on a terminal), two spaces apart.
+def columns_text(headers: tuple[str, ...], rows: list[list[str]], *, bold: bool) -> str:
+    """Rows as left-aligned columns under a header (in bold when ``bold``), two spaces apart,
+    each line ending in a newline.
 
     Plain text on purpose: listing commands start in a few tens of milliseconds, and a table
     library costs more than that to import and lay out a long list."""
-    import click  # already loaded by the entry point
-
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
 
     def line(cells: list[str] | tuple[str, ...]) -> str:
         return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
 
-    click.echo(click.style(line(headers), bold=True) if sys.stdout.isatty() else line(headers))
-    click.echo("\n".join(line(r) for r in rows))
+    head = line(headers)
+    if bold:
+        head = f"\x1b[1m{head}\x1b[0m"  # what click.style(head, bold=True) gives
+    return head + "\n" + "\n".join(line(r) for r in rows) + "\n"
 
 
 def human_size(n: int) -> str:

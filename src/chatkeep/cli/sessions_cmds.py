@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import datetime as dt
+import sys
 
 import click
 
 from .. import InvalidValue, NotFound, entry_view
 from .context import pass_ctx
-from .output import echo_columns, echo_json, plain, render_entry
-
-
-def _when(ms: object) -> str:
-    if not isinstance(ms, int | float):
-        return "?"
-    return dt.datetime.fromtimestamp(ms / 1000).strftime("%Y-%m-%d %H:%M")
+from .output import echo_json, plain, render_entry
+from .reading import sessions_list_text
+from .reading import when as _when
 
 
 def _missing(session_id: str) -> NotFound:
@@ -41,21 +37,16 @@ def sessions_group() -> None:
 @pass_ctx
 def list_cmd(ctx, query: str, as_json: bool, limit: int | None, offset: int) -> None:  # noqa: ANN001
     """List saved sessions, pinned first then newest; QUERY searches names and text."""
-    rows = ctx.store().sessions.list(query, limit=limit, offset=offset)
-    if as_json:
-        echo_json(rows)
-        return
-    if not rows:
-        click.echo("(no matching sessions)" if query.strip() else "(no saved sessions)")
-        return
-    headers = ("id", "name", "created", "pinned") + (("match",) if query.strip() else ())
-    table = []
-    for r in rows:
-        cells = [r["id"], r["name"], _when(r["createdAt"]), "★" if r["pinned"] else ""]
-        if query.strip():
-            cells.append("content" if r.get("contentMatch") else "name")
-        table.append([plain(c) for c in cells])  # user text shown as text
-    echo_columns(headers, table)
+    # the text is made in .reading, which the start-up fast path (.fast) prints as well
+    text = sessions_list_text(
+        ctx.store(),
+        query,
+        as_json=as_json,
+        bold=sys.stdout.isatty(),
+        limit=limit,
+        offset=offset,
+    )
+    sys.stdout.write(text) if as_json else click.echo(text, nl=False)
 
 
 @sessions_group.command("save")

@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..constants import DEFAULT_UNSEEN_BUDGET
 from ..entries import (
     Entry,
     has_image_parts,
@@ -52,7 +53,6 @@ __all__ = [
     "stamp_images_seen",
 ]
 
-DEFAULT_UNSEEN_BUDGET = 8 * 1024 * 1024
 TURN_IMAGE_MAX_COUNT = 8
 TURN_IMAGE_MAX_CHARS = 3 * 1024 * 1024
 

@@ -8,12 +8,14 @@ read from the image header; an undecodable image has no size), attachment entrie
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..dataurl import decode as decode_data_url
 from ..dataurl import mime_of
 from ..entries import image_part_url, is_attachment, is_image_part, is_text_part
 from ..errors import InvalidEntry, UndecodableImage
+
+TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["VIEW_FLAGS", "attachment_meta", "entry_view", "image_info"]
 

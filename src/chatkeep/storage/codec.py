@@ -19,13 +19,9 @@ Contract:
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any
 
 from ..constants import GET_ALL_KEYS, SESSIONS_INDEX_KEY
 from ..dataurl import head_length
@@ -33,21 +29,45 @@ from ..digest import digest_text, hex_of
 from ..errors import CorruptValue, InvalidValue
 from ..limits import check_value
 
+TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
+if TYPE_CHECKING:
+    from typing import Any
+
 BLOB_MIN_CHARS = 256
 TEXT_BLOB_MIN_CHARS = 4096
 MARK = "\x00b:"
 
 
-@dataclass(frozen=True)
 class Blob:
-    hash: str
-    prefix: str | None  # "data:image/png;base64," when data is the decoded payload
-    data: bytes
+    """One stored string by its hash: ``prefix`` is ``"data:image/png;base64,"`` (say) when
+    ``data`` is the decoded payload, None when ``data`` is the string's UTF-8 text. Never
+    changed once made. (A plain class: ``dataclasses`` costs start-up time to import.)"""
+
+    __slots__ = ("hash", "prefix", "data")
+
+    def __init__(self, hash: str, prefix: str | None, data: bytes) -> None:  # noqa: A002
+        self.hash = hash
+        self.prefix = prefix
+        self.data = data
+
+    def _fields(self) -> tuple[str, str | None, bytes]:
+        return (self.hash, self.prefix, self.data)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Blob) and self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return "Blob(hash={!r}, prefix={!r}, data={!r})".format(*self._fields())
 
     def url(self) -> str:
         """The stored string (a data URL, or a long text)."""
         if self.prefix is None:
             return self.data.decode("utf-8")
+        import base64  # here, not at import: only image blobs need it
+
         return self.prefix + base64.b64encode(self.data).decode("ascii")
 
 
@@ -55,6 +75,9 @@ def blob_for(url: str) -> Blob:
     digest = hex_of(digest_text(url))
     head = head_length(url)
     if head:
+        import base64  # as in Blob.url()
+        import binascii
+
         payload = url[head:]
         try:
             raw = base64.b64decode(payload, validate=True)
@@ -74,6 +97,8 @@ def _canonical(raw: bytes, payload: str) -> bool:
         return False
     if not raw:
         return True
+    import base64  # here, not at import: only image blobs need it
+
     tail = raw[-(len(raw) % 3 or 3) :]
     return base64.b64encode(tail).decode("ascii") == payload[-4:]
 

@@ -19,8 +19,6 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
 
 from ..constants import ACTIVE_SESSION_KEY, DEFAULTS
 from ..entries import (
@@ -34,28 +32,36 @@ from ..errors import CorruptValue, InvalidEntry, InvalidValue
 from . import codec
 from .sql import now_ms
 
+TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
 if TYPE_CHECKING:
+    from typing import Any
+
     from .backend import Backend
     from .sql import Tx
 
-Entries = list[dict[str, Any]]
+Entries = list[dict[str, "Any"]]
 
 
-@dataclass(frozen=True)
 class _Snapshot:
-    """The live rows' texts joined into one JSON array, at one value of the write counter."""
+    """The live rows' texts joined into one JSON array, at one value of the write counter.
+    (Plain classes here: ``dataclasses`` costs start-up time to import.)"""
 
-    version: int
-    count: int
-    text: str
-    clean: bool  # no blob marker or escape to resolve, and every row is a readable entry
+    __slots__ = ("version", "count", "text", "clean")
+
+    def __init__(self, version: int, count: int, text: str, clean: bool) -> None:
+        self.version = version
+        self.count = count
+        self.text = text
+        self.clean = clean  # no blob marker or escape to resolve, and every row is readable
 
 
-@dataclass
 class _Row:
-    pos: int
-    chars: int
-    text: str
+    __slots__ = ("pos", "chars", "text")
+
+    def __init__(self, pos: int, chars: int, text: str) -> None:
+        self.pos = pos
+        self.chars = chars
+        self.text = text
 
 
 def _encode_entry(entry: Any, index: int | None = None) -> tuple[str, dict[str, Any], int]:

@@ -9,9 +9,11 @@ more ``history`` write (``Tx.bump``) so per-process caches of the live history s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
+TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
 if TYPE_CHECKING:
+    from typing import Any
+
     from .codec import Blob
 
 

@@ -15,13 +15,15 @@ owner ``k:savedSessions`` and are reset whenever the whole list is written.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
 
 from ..constants import SESSIONS_INDEX_KEY
 from ..errors import CorruptValue
 from . import codec
 
+TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
 if TYPE_CHECKING:
+    from typing import Any
+
     from .codec import Blob
 
 #: ``ck_kv`` text of ``savedSessions`` when its items live in ``ck_sessions``. A stored string

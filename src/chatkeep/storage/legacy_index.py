@@ -11,15 +11,15 @@ its own, so the import and its migration are one transaction on every backend.
 
 from __future__ import annotations
 
-import uuid
-from typing import TYPE_CHECKING, Any
-
 from ..constants import SESSION_BODY_PREFIX, SESSIONS_INDEX_KEY, TEXT_DIGEST_CAP
 from ..digest import digest_json, hex_of
 from ..entries import entry_text
 from ..limits import MAX_KEY_CHARS, is_unicode
 
+TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
 if TYPE_CHECKING:
+    from typing import Any
+
     from .sql import Tx
 
 __all__ = ["body_key", "migrate_index", "needs_migration", "text_digest"]
@@ -74,6 +74,8 @@ def migrate_index(tx: Tx) -> list[dict[str, Any]]:
     legacy = tx.index_light()
     if not needs_migration(legacy):
         return []
+    import uuid  # here, not at import: it loads `platform`, and only old stores migrate
+
     renamed: list[dict[str, Any]] = []
     seen: set[str] = set()
     light: list[Any] = []

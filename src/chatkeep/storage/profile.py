@@ -9,10 +9,7 @@ lifecycle operations that combine storage with the request rules.
 
 from __future__ import annotations
 
-import copy
 import json
-from collections.abc import Iterator
-from typing import IO, Any
 
 from ..constants import DEFAULTS, GET_ALL_KEYS, ORIGINAL_PREFIX, SESSIONS_INDEX_KEY
 from ..entries import has_image_parts, image_part_url, is_image_part
@@ -21,6 +18,11 @@ from .backend import Backend
 from .history import History
 from .sessions import Sessions
 from .transfer import export_profile, import_profile
+
+TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import IO, Any
 
 __all__ = ["Profile"]
 
@@ -38,6 +40,8 @@ def _type_ok(key: str, value: Any) -> bool:
 
 
 def _merge_default(key: str, stored: Any) -> Any:
+    import copy  # here, not at import (as in get_all): reading commands never copy defaults
+
     if not _type_ok(key, stored):
         return copy.deepcopy(DEFAULTS[key])
     if key == "providers":
@@ -97,6 +101,8 @@ class Profile:
         with self._backend.transaction(self.profile, write=False) as tx:
             version = tx.versions()[0]
             stored = tx.kv_get(list(GET_ALL_KEYS))
+            import copy  # here, not at import: see _merge_default
+
             out = copy.deepcopy(DEFAULTS)
             for key, value in stored.items():
                 out[key] = _merge_default(key, value) if key in DEFAULTS else value

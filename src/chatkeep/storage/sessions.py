@@ -20,9 +20,7 @@ first, so loading a session never silently drops a conversation.
 from __future__ import annotations
 
 import datetime as _dt
-import uuid
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any
 
 from ..constants import (
     ACTIVE_SESSION_KEY,
@@ -38,12 +36,15 @@ from . import codec
 from .legacy_index import body_key, migrate_index, needs_migration, text_digest
 from .sql import now_ms
 
+TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
 if TYPE_CHECKING:
+    from typing import Any
+
     from .backend import Backend
     from .history import Entries, History
     from .sql import Tx
 
-Row = dict[str, Any]
+Row = dict[str, "Any"]
 RowList = list[Row]  # the class below has a method named `list`
 _ID_MAX = 192  # "session_" + id stays within the 200-character key limit
 
@@ -218,6 +219,8 @@ class Sessions:
             tx.kv_delete([body_key(i) for i in evict])
 
     def _save_in(self, tx: Tx, name: str | None, live: Entries) -> Row:
+        import uuid  # here, not at import: it loads `platform`, and reading never makes an id
+
         sid = uuid.uuid4().hex
         digest = text_digest(live)
         row: Row = {

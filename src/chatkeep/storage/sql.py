@@ -31,8 +31,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
-from typing import Any, Protocol
 
 from ..constants import SESSIONS_INDEX_KEY
 from ..errors import CorruptValue
@@ -41,18 +39,34 @@ from .codec import Blob
 from .history_rows import HistoryRows
 from .index_rows import ROWS_MARK, IndexRows
 
+TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
+if TYPE_CHECKING:
+    from typing import Any, Protocol
 
-@dataclass(frozen=True)
+
 class Migration:
     """One named schema change, applied once per database in its own transaction together
     with its ``ck_migrations`` row. ``dialects`` limits it to some backends; ``run`` is a
     callable for changes that are more than plain statements (it returns ``False`` when the
-    change is not possible on this server, which leaves it unrecorded, to be tried again)."""
+    change is not possible on this server, which leaves it unrecorded, to be tried again).
+    Never changed once made. (A plain class: ``dataclasses`` costs start-up time to import.)"""
 
-    name: str
-    statements: tuple[str, ...] = ()
-    dialects: tuple[str, ...] = ("sqlite", "postgresql")
-    run: Callable[[Any], bool] | None = None
+    __slots__ = ("name", "statements", "dialects", "run")
+
+    def __init__(
+        self,
+        name: str,
+        statements: tuple[str, ...] = (),
+        dialects: tuple[str, ...] = ("sqlite", "postgresql"),
+        run: Callable[[Any], bool] | None = None,
+    ) -> None:
+        self.name = name
+        self.statements = statements
+        self.dialects = dialects
+        self.run = run
+
+    def __repr__(self) -> str:
+        return f"Migration({self.name!r})"
 
 
 #: The shared registry, in order. Backends may add their own (see ``Backend.migrations``).
@@ -108,8 +122,10 @@ MIGRATIONS: tuple[Migration, ...] = (
 )
 
 
-class Cursorish(Protocol):
-    def execute(self, sql: str, params: Sequence[Any] = ...) -> Any: ...
+if TYPE_CHECKING:  # a type for the checkers only
+
+    class Cursorish(Protocol):
+        def execute(self, sql: str, params: Sequence[Any] = ...) -> Any: ...
 
 
 #: Values per ``IN (…)`` list: well under every driver's limit on query parameters.

@@ -24,8 +24,6 @@ atomically).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 from ..constants import HISTORY_KEY
 from ..entries import has_image_parts, text_length, validate_entries
 from ..errors import InvalidEntry, InvalidValue, StoreError
@@ -33,7 +31,10 @@ from ..limits import check_key, check_value
 from . import codec
 from .sql import now_ms
 
+TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
 if TYPE_CHECKING:
+    from typing import Any
+
     from .backend import Backend
     from .history import History
     from .sessions import Sessions
