@@ -18,8 +18,21 @@ from chatkeep import InvalidValue
 from clirun import run
 from factories import assistant, user
 
-WORDS = ["network", "zebra", "fish", "100%", "a_b", "Ünïcode", "page", "model"]
+WORDS = [
+    "network",
+    "zebra",
+    "fish",
+    "100%",
+    "a_b",
+    "Ünïcode",
+    "page",
+    "model",
+    'say "hi"',
+    "ſtraße",
+]
+# "stra" must not find "ſtraße", nor "ss" "ß": the search is a substring test, not a folding one
 QUERIES = [*WORDS, "net", "work model", "%", "_", "no-such-thing", "session 1", "", "  Zebra "]
+QUERIES += ['"hi"', '"', "stra", "ſtr", "ss", "üni", "ÜNÏ", "ode fi"]
 
 
 def _fill(store: chatkeep.Store, n: int) -> None:

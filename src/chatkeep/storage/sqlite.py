@@ -101,8 +101,10 @@ SESSION_FTS = Migration("0003_sqlite_session_fts", dialects=("sqlite",), run=_cr
 _TEXT_TABLE = (
     "CREATE TABLE IF NOT EXISTS ck_session_text (rid INTEGER PRIMARY KEY, profile TEXT NOT NULL,"
     " id TEXT NOT NULL, digest TEXT NOT NULL, UNIQUE (profile, id))",
+    # case-sensitive: both sides are lower-cased by Python already, and no folding of its own
+    # can make a phrase match what a substring test would not
     "CREATE VIRTUAL TABLE IF NOT EXISTS ck_session_trgm USING fts5(digest,"
-    " content='ck_session_text', content_rowid='rid', tokenize='trigram')",
+    " content='ck_session_text', content_rowid='rid', tokenize='trigram case_sensitive 1')",
     "CREATE TRIGGER IF NOT EXISTS ck_session_text_ai AFTER INSERT ON ck_session_text BEGIN"
     " INSERT INTO ck_session_trgm (rowid, digest) VALUES (new.rid, new.digest); END",
     "CREATE TRIGGER IF NOT EXISTS ck_session_text_ad AFTER DELETE ON ck_session_text BEGIN"
@@ -139,7 +141,7 @@ SESSION_TEXT = Migration("0007_sqlite_session_text", dialects=("sqlite",), run=_
 _NAME_TABLE = (
     # the virtual table first: it is what fails on an SQLite without FTS5 trigrams
     "CREATE VIRTUAL TABLE IF NOT EXISTS ck_session_name_trgm USING fts5(name_lc,"
-    " content='ck_session_name', content_rowid='rid', tokenize='trigram')",
+    " content='ck_session_name', content_rowid='rid', tokenize='trigram case_sensitive 1')",
     "CREATE TABLE IF NOT EXISTS ck_session_name (rid INTEGER PRIMARY KEY, profile TEXT NOT NULL,"
     " ord BIGINT NOT NULL, name_lc TEXT NOT NULL, UNIQUE (profile, ord))",
     "CREATE TRIGGER IF NOT EXISTS ck_session_name_ai AFTER INSERT ON ck_session_name BEGIN"
@@ -362,35 +364,30 @@ class SQLiteBackend(Backend):
             self.digest_keyed = False
 
     def match_ords_sql(self, needle: str, profile: str) -> tuple[str, tuple[Any, ...]]:
-        """Names and digests through their trigram indexes (migrations 0007, 0009), which
-        answer ``LIKE '%…%'`` themselves (ASCII case folding is moot: both sides are
-        lower-cased); a needle holding a LIKE wildcard, or a store without them, scans."""
-        if self.digest_table == "ck_session_digest" or "%" in needle or "_" in needle:
+        """Names and digests through their trigram indexes (migrations 0007, 0009): a phrase
+        query of the needle's trigrams matches exactly the texts that contain it (consecutive
+        positions; the tables fold no case), read from the index alone. A needle shorter than
+        a trigram (or holding a NUL), and a store without the indexes, scan."""
+        if len(needle) < 3 or "\x00" in needle or self.digest_table == "ck_session_digest":
             return super().match_ords_sql(needle, profile)
-        like = f"%{needle}%"
         if self.digest_table == "ck_session_fts":  # a read-only store not upgraded yet
-            digests = (
-                "SELECT s.ord FROM ck_session_fts d CROSS JOIN ck_sessions s"
-                " ON s.profile = d.profile AND s.id = d.id WHERE d.profile=? AND d.digest LIKE ?"
-            )
-            dparams: tuple[Any, ...] = (profile, like)
-        else:
-            digests = (
-                "SELECT s.ord FROM ck_session_trgm f CROSS JOIN ck_session_text t"
-                " ON t.rid = f.rowid CROSS JOIN ck_sessions s ON s.profile = t.profile"
-                " AND s.id = t.id WHERE f.digest LIKE ? AND t.profile=?"
-            )
-            dparams = (like, profile)
+            return super().match_ords_sql(needle, profile)
+        phrase = '"' + needle.replace('"', '""') + '"'
+        digests = (
+            "SELECT s.ord FROM ck_session_trgm f CROSS JOIN ck_session_text t"
+            " ON t.rid = f.rowid CROSS JOIN ck_sessions s ON s.profile = t.profile"
+            " AND s.id = t.id WHERE ck_session_trgm MATCH ? AND t.profile=?"
+        )
         if self.names_indexed:
             names = (
                 "SELECT n.ord FROM ck_session_name_trgm f CROSS JOIN ck_session_name n"
-                " ON n.rid = f.rowid WHERE f.name_lc LIKE ? AND n.profile=?"
+                " ON n.rid = f.rowid WHERE ck_session_name_trgm MATCH ? AND n.profile=?"
             )
-            nparams: tuple[Any, ...] = (like, profile)
+            nparams: tuple[Any, ...] = (phrase, profile)
         else:
             names = "SELECT ord FROM ck_sessions WHERE profile=? AND instr(name_lc, ?) > 0"
             nparams = (profile, needle)
-        return f"{names} UNION {digests}", (*nparams, *dparams)
+        return f"{names} UNION {digests}", (*nparams, phrase, profile)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
         self._conn.execute(sql, tuple(params))
