@@ -210,3 +210,44 @@ def test_cli_sessions_list_pages(tmp_path: Path) -> None:
     assert [r["id"] for r in json.loads(out.stdout)] == whole[1:3]
     bad = run(db, "sessions", "list", "--limit", "-3", ok=False)
     assert bad.returncode != 0 and "limit" in bad.stderr.lower()
+
+
+def test_postgres_without_pg_trgm_still_searches(tmp_path: Path) -> None:
+    """A role that may not create extensions gets a working store whose searches scan: the
+    trigram migration is recorded, no index is made, every listing is still exact."""
+    import uuid
+
+    import psycopg
+
+    from conftest import PG_URL, require_pg
+
+    require_pg()
+    tag = uuid.uuid4().hex[:10]
+    db, role = f"ck_notrgm_{tag}", f"ck_limited_{tag}"
+    base = PG_URL.rsplit("/", 1)[0]
+    with psycopg.connect(PG_URL, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN")
+        admin.execute(f"CREATE DATABASE {db}")
+    try:
+        with psycopg.connect(f"{base}/{db}", autocommit=True) as owner:
+            owner.execute(f"GRANT CREATE ON SCHEMA public TO {role}")  # tables, not extensions
+        url = base.replace("postgres@", f"{role}@", 1) + f"/{db}"
+        with chatkeep.open(url) as s:
+            assert "0009_pg_trigram_search" in s._backend.applied_migrations()
+            _fill(s, 40)
+            for q in QUERIES:
+                assert [r["id"] for r in s.sessions.list(q, limit=9, offset=2)] == _model(s, q)[
+                    2:11
+                ]
+        with psycopg.connect(f"{base}/{db}", autocommit=True) as owner:
+            assert (
+                owner.execute("SELECT 1 FROM pg_extension WHERE extname='pg_trgm'").fetchall() == []
+            )
+            assert (
+                owner.execute("SELECT 1 FROM pg_indexes WHERE indexname LIKE '%trgm'").fetchall()
+                == []
+            )
+    finally:
+        with psycopg.connect(PG_URL, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+            admin.execute(f"DROP ROLE IF EXISTS {role}")

@@ -94,6 +94,13 @@ class PostgresBackend(Backend):
                 self.execute(
                     "ANALYZE ck_sessions, ck_session_digest, ck_kv, ck_history, ck_archive"
                 )
+                # the imported digests and names wait in the trigram indexes' pending lists,
+                # which every search would read through until autovacuum merges them
+                self.query(
+                    "SELECT gin_clean_pending_list(to_regclass(i)) FROM unnest(ARRAY["
+                    "'ck_session_digest_trgm', 'ck_sessions_name_trgm']) AS i"
+                    " WHERE to_regclass(i) IS NOT NULL"
+                )
         except StoreError:  # best effort: the import itself is committed already
             pass
 
