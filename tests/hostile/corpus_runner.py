@@ -32,7 +32,7 @@ def _rows(db: Path) -> list[tuple]:
         out = []
         for (table,) in conn.execute(
             "SELECT name FROM sqlite_master WHERE type='table' AND name LIKE 'ck_%'"
-            " AND name NOT LIKE 'ck_session_fts_%' AND name NOT LIKE '%trgm_%'"
+            " AND name NOT LIKE 'ck_session_fts_%' AND name NOT LIKE '%trgm%'"
             " AND name != 'ck_migrations'"
         ):
             out += [(table, *r) for r in conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2")]

@@ -212,20 +212,18 @@ def test_cli_sessions_list_pages(tmp_path: Path) -> None:
     assert bad.returncode != 0 and "limit" in bad.stderr.lower()
 
 
-def test_postgres_without_pg_trgm_still_searches(tmp_path: Path) -> None:
+def test_postgres_without_pg_trgm_still_searches(pg_spec) -> None:  # noqa: ANN001
     """A role that may not create extensions gets a working store whose searches scan: the
     trigram migration is recorded, no index is made, every listing is still exact."""
     import uuid
 
     import psycopg
 
-    from conftest import PG_URL, require_pg
-
-    require_pg()
+    pg_url = pg_spec.url
     tag = uuid.uuid4().hex[:10]
     db, role = f"ck_notrgm_{tag}", f"ck_limited_{tag}"
-    base = PG_URL.rsplit("/", 1)[0]
-    with psycopg.connect(PG_URL, autocommit=True) as admin:
+    base = pg_url.rsplit("/", 1)[0]
+    with psycopg.connect(pg_url, autocommit=True) as admin:
         admin.execute(f"CREATE ROLE {role} LOGIN")
         admin.execute(f"CREATE DATABASE {db}")
     try:
@@ -248,6 +246,6 @@ def test_postgres_without_pg_trgm_still_searches(tmp_path: Path) -> None:
                 == []
             )
     finally:
-        with psycopg.connect(PG_URL, autocommit=True) as admin:
+        with psycopg.connect(pg_url, autocommit=True) as admin:
             admin.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
             admin.execute(f"DROP ROLE IF EXISTS {role}")
