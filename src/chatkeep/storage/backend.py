@@ -34,6 +34,8 @@ class Backend(ABC):
     #: Whether ``digest_table`` is keyed by ``(profile, id)`` (one session's digest is read
     #: through an index, so a search may join it row by row).
     digest_keyed = True
+    #: Whether the database lives in this process (rows read are not sent over a network).
+    local = False
     #: A join written so the planner keeps its left side outermost.
     cross_join = "JOIN"
 

@@ -231,16 +231,30 @@ class IndexRows:
         if limit is not None and self._b.digest_keyed:
             want = offset + limit
             scan = SCAN_PAGES * want
-            seen = self._b.query(
-                f"SELECT ord, CASE WHEN {fn}(name_lc, ?) > 0 OR {fn}(dg, ?) > 0 THEN value END"
-                " FROM (SELECT s.ord, s.value, s.pinned, s.created_at, s.name_lc, d.digest AS dg"
-                f" FROM ck_sessions s LEFT JOIN {self._b.digest_table} d"
-                " ON d.profile = s.profile AND d.id = s.id WHERE s.profile=? AND s.id IS NOT NULL"
-                + _ORDER.format(p="s.")
-                + " LIMIT ?) t"
-                + _ORDER.format(p=""),
-                (needle, needle, self.profile, scan),
-            )
+            if self._b.local:  # an embedded file: Python's substring search is the faster
+                seen = [
+                    (o, v if needle in n or (d is not None and needle in d) else None)
+                    for o, v, n, d in self._b.query(
+                        "SELECT s.ord, s.value, s.name_lc, d.digest FROM ck_sessions s"
+                        f" LEFT JOIN {self._b.digest_table} d ON d.profile = s.profile"
+                        " AND d.id = s.id WHERE s.profile=? AND s.id IS NOT NULL"
+                        + _ORDER.format(p="s.")
+                        + " LIMIT ?",
+                        (self.profile, scan),
+                    )
+                ]
+            else:  # a server: only the matching rows come over the wire
+                seen = self._b.query(
+                    f"SELECT ord, CASE WHEN {fn}(name_lc, ?) > 0 OR {fn}(dg, ?) > 0 THEN value"
+                    " END FROM (SELECT s.ord, s.value, s.pinned, s.created_at, s.name_lc,"
+                    f" d.digest AS dg FROM ck_sessions s LEFT JOIN {self._b.digest_table} d"
+                    " ON d.profile = s.profile AND d.id = s.id WHERE s.profile=?"
+                    " AND s.id IS NOT NULL"
+                    + _ORDER.format(p="s.")
+                    + " LIMIT ?) t"
+                    + _ORDER.format(p=""),
+                    (needle, needle, self.profile, scan),
+                )
             hits = [(int(o), v) for o, v in seen if v is not None]
             if len(hits) >= want or len(seen) < scan:
                 return hits[offset:want]

@@ -11,6 +11,14 @@ from collections.abc import Sequence
 from ..errors import ChatkeepError, StoreError
 from .backend import Backend
 from .sql import Migration
+from .sqlite_search import (
+    _OPTIONAL,
+    SESSION_FTS,
+    SESSION_NAMES,
+    SESSION_TEXT,
+    optimize_trigram_tables,
+    trigram_match_sql,
+)
 
 TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
 if TYPE_CHECKING:
@@ -76,120 +84,6 @@ def _writable(path: str) -> bool:
     return os.access(path, os.W_OK) and os.access(parent, os.W_OK | os.X_OK)
 
 
-def _create_session_fts(backend: Backend) -> bool:
-    """Move session digests into an FTS5 trigram table (it answers substring ``LIKE`` from the
-    index); ``False`` when this SQLite has no FTS5 or no trigram tokenizer (the plain table
-    stays in use and the migration is tried again on a later open)."""
-    try:
-        backend.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS ck_session_fts USING fts5("
-            "profile UNINDEXED, id UNINDEXED, digest, tokenize='trigram')"
-        )
-    except sqlite3.OperationalError:
-        return False
-    backend.execute(
-        "INSERT INTO ck_session_fts (profile, id, digest)"
-        " SELECT profile, id, digest FROM ck_session_digest"
-    )
-    backend.execute("DELETE FROM ck_session_digest")
-    return True
-
-
-#: SQLite only: session digests in a trigram full-text index.
-SESSION_FTS = Migration("0003_sqlite_session_fts", dialects=("sqlite",), run=_create_session_fts)
-
-_TEXT_TABLE = (
-    "CREATE TABLE IF NOT EXISTS ck_session_text (rid INTEGER PRIMARY KEY, profile TEXT NOT NULL,"
-    " id TEXT NOT NULL, digest TEXT NOT NULL, UNIQUE (profile, id))",
-    # case-sensitive: both sides are lower-cased by Python already, and no folding of its own
-    # can make a phrase match what a substring test would not
-    "CREATE VIRTUAL TABLE IF NOT EXISTS ck_session_trgm USING fts5(digest,"
-    " content='ck_session_text', content_rowid='rid', tokenize='trigram case_sensitive 1')",
-    "CREATE TRIGGER IF NOT EXISTS ck_session_text_ai AFTER INSERT ON ck_session_text BEGIN"
-    " INSERT INTO ck_session_trgm (rowid, digest) VALUES (new.rid, new.digest); END",
-    "CREATE TRIGGER IF NOT EXISTS ck_session_text_ad AFTER DELETE ON ck_session_text BEGIN"
-    " INSERT INTO ck_session_trgm (ck_session_trgm, rowid, digest)"
-    " VALUES ('delete', old.rid, old.digest); END",
-    "CREATE TRIGGER IF NOT EXISTS ck_session_text_au AFTER UPDATE ON ck_session_text BEGIN"
-    " INSERT INTO ck_session_trgm (ck_session_trgm, rowid, digest)"
-    " VALUES ('delete', old.rid, old.digest);"
-    " INSERT INTO ck_session_trgm (rowid, digest) VALUES (new.rid, new.digest); END",
-)
-
-
-def _create_session_text(backend: Backend) -> bool:
-    """Move session digests from ``ck_session_fts`` (whose ids are not indexed: deleting or
-    replacing one session's digest scanned every digest) into ``ck_session_text``, a plain
-    table keyed by ``(profile, id)``, indexed by the external-content trigram table
-    ``ck_session_trgm`` that triggers keep in step. ``False`` while migration 0003 could not
-    run (no FTS5 here): the plain ``ck_session_digest`` stays in use."""
-    if not backend.query("SELECT 1 FROM sqlite_master WHERE name='ck_session_fts'"):
-        return False
-    for stmt in _TEXT_TABLE:
-        backend.execute(stmt)
-    backend.execute(
-        "INSERT INTO ck_session_text (profile, id, digest)"
-        " SELECT profile, id, digest FROM ck_session_fts"
-    )
-    backend.execute("DROP TABLE ck_session_fts")
-    return True
-
-
-#: SQLite only: digests keyed by session id, with the trigram index beside them.
-SESSION_TEXT = Migration("0007_sqlite_session_text", dialects=("sqlite",), run=_create_session_text)
-
-_NAME_TABLE = (
-    # the virtual table first: it is what fails on an SQLite without FTS5 trigrams
-    "CREATE VIRTUAL TABLE IF NOT EXISTS ck_session_name_trgm USING fts5(name_lc,"
-    " content='ck_session_name', content_rowid='rid', tokenize='trigram case_sensitive 1')",
-    "CREATE TABLE IF NOT EXISTS ck_session_name (rid INTEGER PRIMARY KEY, profile TEXT NOT NULL,"
-    " ord BIGINT NOT NULL, name_lc TEXT NOT NULL, UNIQUE (profile, ord))",
-    "CREATE TRIGGER IF NOT EXISTS ck_session_name_ai AFTER INSERT ON ck_session_name BEGIN"
-    " INSERT INTO ck_session_name_trgm (rowid, name_lc) VALUES (new.rid, new.name_lc); END",
-    "CREATE TRIGGER IF NOT EXISTS ck_session_name_ad AFTER DELETE ON ck_session_name BEGIN"
-    " INSERT INTO ck_session_name_trgm (ck_session_name_trgm, rowid, name_lc)"
-    " VALUES ('delete', old.rid, old.name_lc); END",
-    "CREATE TRIGGER IF NOT EXISTS ck_session_name_au AFTER UPDATE ON ck_session_name BEGIN"
-    " INSERT INTO ck_session_name_trgm (ck_session_name_trgm, rowid, name_lc)"
-    " VALUES ('delete', old.rid, old.name_lc);"
-    " INSERT INTO ck_session_name_trgm (rowid, name_lc) VALUES (new.rid, new.name_lc); END",
-    # the index rows' names follow ck_sessions through its own triggers
-    "CREATE TRIGGER IF NOT EXISTS ck_sessions_name_ai AFTER INSERT ON ck_sessions BEGIN"
-    " INSERT INTO ck_session_name (profile, ord, name_lc)"
-    " VALUES (new.profile, new.ord, new.name_lc); END",
-    "CREATE TRIGGER IF NOT EXISTS ck_sessions_name_ad AFTER DELETE ON ck_sessions BEGIN"
-    " DELETE FROM ck_session_name WHERE profile = old.profile AND ord = old.ord; END",
-    "CREATE TRIGGER IF NOT EXISTS ck_sessions_name_au AFTER UPDATE ON ck_sessions"
-    " WHEN new.name_lc IS NOT old.name_lc OR new.ord IS NOT old.ord"
-    " OR new.profile IS NOT old.profile BEGIN"
-    " UPDATE ck_session_name SET profile = new.profile, ord = new.ord, name_lc = new.name_lc"
-    " WHERE profile = old.profile AND ord = old.ord; END",
-)
-
-
-def _create_session_names(backend: Backend) -> bool:
-    """Session names (``ck_sessions.name_lc``) in a trigram index too, so a search that few
-    names match reads only those: ``ck_session_name`` mirrors them through triggers and
-    ``ck_session_name_trgm`` indexes it. ``False`` without FTS5 trigrams (names are scanned)."""
-    try:
-        for stmt in _NAME_TABLE:
-            backend.execute(stmt)
-    except sqlite3.OperationalError:
-        return False
-    backend.execute(
-        "INSERT INTO ck_session_name (profile, ord, name_lc)"
-        " SELECT profile, ord, name_lc FROM ck_sessions"
-    )
-    return True
-
-
-SESSION_NAMES = Migration(
-    "0009_sqlite_session_names", dialects=("sqlite",), run=_create_session_names
-)
-#: may stay missing (an SQLite without FTS5 trigrams)
-_OPTIONAL = {SESSION_FTS.name, SESSION_TEXT.name, SESSION_NAMES.name}
-
-
 class SQLiteBackend(Backend):
     """One SQLite file (or ``:memory:``).
 
@@ -204,6 +98,7 @@ class SQLiteBackend(Backend):
     dialect = "sqlite"
     names_indexed = False
     cross_join = "CROSS JOIN"
+    local = True
     blob_type = "BLOB"
     bytes_len = "length"
 
@@ -363,31 +258,12 @@ class SQLiteBackend(Backend):
             self.digest_table = "ck_session_fts"
             self.digest_keyed = False
 
+    def refresh_statistics(self) -> None:
+        optimize_trigram_tables(self)
+
     def match_ords_sql(self, needle: str, profile: str) -> tuple[str, tuple[Any, ...]]:
-        """Names and digests through their trigram indexes (migrations 0007, 0009): a phrase
-        query of the needle's trigrams matches exactly the texts that contain it (consecutive
-        positions; the tables fold no case), read from the index alone. A needle shorter than
-        a trigram (or holding a NUL), and a store without the indexes, scan."""
-        if len(needle) < 3 or "\x00" in needle or self.digest_table == "ck_session_digest":
-            return super().match_ords_sql(needle, profile)
-        if self.digest_table == "ck_session_fts":  # a read-only store not upgraded yet
-            return super().match_ords_sql(needle, profile)
-        phrase = '"' + needle.replace('"', '""') + '"'
-        digests = (
-            "SELECT s.ord FROM ck_session_trgm f CROSS JOIN ck_session_text t"
-            " ON t.rid = f.rowid CROSS JOIN ck_sessions s ON s.profile = t.profile"
-            " AND s.id = t.id WHERE ck_session_trgm MATCH ? AND t.profile=?"
-        )
-        if self.names_indexed:
-            names = (
-                "SELECT n.ord FROM ck_session_name_trgm f CROSS JOIN ck_session_name n"
-                " ON n.rid = f.rowid WHERE ck_session_name_trgm MATCH ? AND n.profile=?"
-            )
-            nparams: tuple[Any, ...] = (phrase, profile)
-        else:
-            names = "SELECT ord FROM ck_sessions WHERE profile=? AND instr(name_lc, ?) > 0"
-            nparams = (profile, needle)
-        return f"{names} UNION {digests}", (*nparams, phrase, profile)
+        found = trigram_match_sql(self, needle, profile)
+        return found if found is not None else super().match_ords_sql(needle, profile)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
         self._conn.execute(sql, tuple(params))
