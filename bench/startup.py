@@ -61,6 +61,8 @@ def commands() -> dict[str, list[str]]:
     return {
         "python -c pass": [py, "-c", "pass"],
         "python -c 'import chatkeep'": [py, "-c", "import chatkeep"],
+        # what the console-script launcher pip writes does before any chatkeep code runs
+        "python -c 'import re, sys'": [py, "-c", "import re, sys"],
         "chatkeep --help": [*ck, "--help"],
         "chatkeep history": [*ck, "history"],
         "chatkeep sessions list": [*ck, "sessions", "list"],
