@@ -214,3 +214,14 @@ def parse_json(
         raise InvalidValue(f"cannot read {what} as JSON: {exc}", hint=hint) from None
     check_value(value, what, max_depth)
     return value
+
+
+def check_count(v: object, what: str, *, allow_none: bool = False) -> None:
+    """``v`` is a whole number of 0 or more (or ``None`` when allowed): a row count or offset."""
+    if v is None and allow_none:
+        return
+    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+        raise InvalidValue(
+            f"the {what} must be a whole number of 0 or more, got {v!r}",
+            hint=f"pass {what}=50 for a page of 50 rows" if what == "limit" else "pass offset=0",
+        )

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -47,6 +48,9 @@ def test_four_processes_append_800(spec) -> None:
 
 def _run_until_killed(mode: str, url: str, profile: str, rng: random.Random, arg: str = "") -> int:
     """Start a worker, kill it with SIGKILL at a random moment; returns how many writes it acknowledged."""
+    name = f"ckw{uuid.uuid4().hex[:12]}"
+    if url.startswith("postgresql"):
+        url += ("&" if "?" in url else "?") + f"application_name={name}"
     proc = _spawn(mode, url, profile, arg)
     assert proc.stdout is not None
     assert proc.stdout.readline().strip() == b"ready"
@@ -54,7 +58,25 @@ def _run_until_killed(mode: str, url: str, profile: str, rng: random.Random, arg
     proc.send_signal(signal.SIGKILL)
     rest = proc.stdout.read().decode()
     proc.wait()
+    if url.startswith("postgresql"):
+        _wait_server_side_gone(url, name)
     return rest.count("ack")
+
+
+def _wait_server_side_gone(url: str, name: str) -> None:
+    """The killed client's server process may still be finishing a COMMIT it was sent (that
+    write then lands, as it should): wait until it has gone before the test reads."""
+    import psycopg
+
+    base = url.split("?", 1)[0]
+    with psycopg.connect(base, autocommit=True) as conn:
+        for _ in range(200):
+            if not conn.execute(
+                "SELECT 1 FROM pg_stat_activity WHERE application_name = %s", (name,)
+            ).fetchall():
+                return
+            time.sleep(0.05)
+    raise AssertionError(f"the server still serves the killed client {name} after 10 s")
 
 
 def _kv_without(spec, *skip: str) -> list:

@@ -44,7 +44,7 @@ class SavedConversation:
         row = {"id": self.session_id, "name": ""}
         if self.store.sessions.add_many([(row, new)]):
             return
-        self.store.sessions.modify(self.session_id, lambda body: [*body, *new])
+        self.store.sessions.extend(self.session_id, new)  # what is saved is not rewritten
 
     def pop(self) -> Entry | None:
         popped: list[Entry] = []

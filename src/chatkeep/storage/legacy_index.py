@@ -26,10 +26,12 @@ __all__ = ["body_key", "migrate_index", "needs_migration", "text_digest"]
 
 
 def text_digest(history: Any) -> str:
-    """Lower-cased text of the entries joined with ``\\n``, capped at 100,000 characters."""
+    """Lower-cased text of the entries joined with ``\\n``, capped at 100,000 characters; NUL
+    characters are left out (a PostgreSQL text value cannot hold one; names drop them too)."""
     if not isinstance(history, list):
         return ""
-    return "\n".join(entry_text(e) for e in history).lower()[:TEXT_DIGEST_CAP]
+    text = "\n".join(entry_text(e) for e in history).lower()
+    return text.replace("\x00", "")[:TEXT_DIGEST_CAP]
 
 
 def body_key(session_id: str) -> str:

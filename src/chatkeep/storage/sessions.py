@@ -31,8 +31,9 @@ from ..constants import (
 )
 from ..entries import is_attachment, validate_entries, validate_entry
 from ..errors import InvalidValue, NotFound
-from ..limits import check_text
+from ..limits import check_count, check_text
 from . import codec
+from .body_append import extend_body
 from .legacy_index import body_key, migrate_index, needs_migration, text_digest
 from .sql import now_ms
 
@@ -141,8 +142,8 @@ class Sessions:
         (``None``: all of them); the panel's drawer reads pages of :data:`DRAWER_PAGE`."""
         if q is not None:
             check_text(q, "the search query")
-        _check_count(limit, "limit", allow_none=True)
-        _check_count(offset, "offset")
+        check_count(limit, "limit", allow_none=True)
+        check_count(offset, "offset")
         self._ensure_migrated()
         query = (q or "").strip().lower()
         with self._b.transaction(self._profile, write=False) as tx:
@@ -310,14 +311,28 @@ class Sessions:
 
     def append(self, session_id: str, entry: dict[str, Any]) -> Row | None:
         validate_entry(entry)
+        return self.extend(session_id, [entry])
+
+    def extend(self, session_id: str, entries: Entries) -> Row | None:
+        """Append ``entries`` to a saved body (unknown id → ``None``); what it holds already
+        is not read back or written again (:mod:`.body_append`)."""
+        validate_entries(entries)
         if not _check_id(session_id):
             return None
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
-            body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
-            if not isinstance(body, list):
+            found = tx.index_find(session_id)
+            if found is not None and not entries:
+                return _light(found[1])
+            done = extend_body(tx, session_id, list(entries)) if found is not None else None
+            if done is None or found is None:
                 return None
-            return self._update_in(tx, session_id, [*body, entry])
+            if not done:  # not extendable in place: rewrite it whole
+                body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
+                if not isinstance(body, list):
+                    return None
+                return self._update_in(tx, session_id, [*body, *entries])
+            return _light(found[1])
 
     def modify(self, session_id: str, fn: Callable[[Entries], Entries | None]) -> Row | None:
         """Read–modify–write of one saved body under the session lock: ``fn(body)`` returns the
@@ -433,13 +448,3 @@ def _ms_or_now(v: Any) -> int:
     if isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v < 1e15:
         return int(v)
     return now_ms()
-
-
-def _check_count(v: Any, what: str, *, allow_none: bool = False) -> None:
-    if v is None and allow_none:
-        return
-    if not isinstance(v, int) or isinstance(v, bool) or v < 0:
-        raise InvalidValue(
-            f"the {what} must be a whole number of 0 or more, got {v!r}",
-            hint=f"pass {what}=50 for a page of 50 rows" if what == "limit" else "pass offset=0",
-        )
