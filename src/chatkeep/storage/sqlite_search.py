@@ -44,22 +44,34 @@ def _create_session_fts(backend: Backend) -> bool:
 #: SQLite only: session digests in a trigram full-text index.
 SESSION_FTS = Migration("0003_sqlite_session_fts", dialects=("sqlite",), run=_create_session_fts)
 
-_TEXT_TABLE = (
+
+def _trigram_table(fts: str, content: str, column: str, create_content: str) -> tuple[str, ...]:
+    """The statements making ``content`` (by ``create_content``) and the trigram table
+    ``fts`` over its ``column`` (external content keyed by ``rid``), with the triggers that
+    keep ``fts`` in step. Case-sensitive: both sides are lower-cased by Python already, and no
+    folding of its own can make a phrase match what a substring test would not. The virtual
+    table comes first: it is what fails on an SQLite without FTS5 trigrams."""
+    delete = (
+        f" INSERT INTO {fts} ({fts}, rowid, {column}) VALUES ('delete', old.rid, old.{column});"
+    )
+    insert = f" INSERT INTO {fts} (rowid, {column}) VALUES (new.rid, new.{column});"
+    return (
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5({column},"
+        f" content='{content}', content_rowid='rid', tokenize='trigram case_sensitive 1')",
+        create_content,
+        f"CREATE TRIGGER IF NOT EXISTS {content}_ai AFTER INSERT ON {content} BEGIN{insert} END",
+        f"CREATE TRIGGER IF NOT EXISTS {content}_ad AFTER DELETE ON {content} BEGIN{delete} END",
+        f"CREATE TRIGGER IF NOT EXISTS {content}_au AFTER UPDATE ON {content}"
+        f" BEGIN{delete}{insert} END",
+    )
+
+
+_TEXT_TABLE = _trigram_table(
+    "ck_session_trgm",
+    "ck_session_text",
+    "digest",
     "CREATE TABLE IF NOT EXISTS ck_session_text (rid INTEGER PRIMARY KEY, profile TEXT NOT NULL,"
     " id TEXT NOT NULL, digest TEXT NOT NULL, UNIQUE (profile, id))",
-    # case-sensitive: both sides are lower-cased by Python already, and no folding of its own
-    # can make a phrase match what a substring test would not
-    "CREATE VIRTUAL TABLE IF NOT EXISTS ck_session_trgm USING fts5(digest,"
-    " content='ck_session_text', content_rowid='rid', tokenize='trigram case_sensitive 1')",
-    "CREATE TRIGGER IF NOT EXISTS ck_session_text_ai AFTER INSERT ON ck_session_text BEGIN"
-    " INSERT INTO ck_session_trgm (rowid, digest) VALUES (new.rid, new.digest); END",
-    "CREATE TRIGGER IF NOT EXISTS ck_session_text_ad AFTER DELETE ON ck_session_text BEGIN"
-    " INSERT INTO ck_session_trgm (ck_session_trgm, rowid, digest)"
-    " VALUES ('delete', old.rid, old.digest); END",
-    "CREATE TRIGGER IF NOT EXISTS ck_session_text_au AFTER UPDATE ON ck_session_text BEGIN"
-    " INSERT INTO ck_session_trgm (ck_session_trgm, rowid, digest)"
-    " VALUES ('delete', old.rid, old.digest);"
-    " INSERT INTO ck_session_trgm (rowid, digest) VALUES (new.rid, new.digest); END",
 )
 
 
@@ -85,20 +97,13 @@ def _create_session_text(backend: Backend) -> bool:
 SESSION_TEXT = Migration("0007_sqlite_session_text", dialects=("sqlite",), run=_create_session_text)
 
 _NAME_TABLE = (
-    # the virtual table first: it is what fails on an SQLite without FTS5 trigrams
-    "CREATE VIRTUAL TABLE IF NOT EXISTS ck_session_name_trgm USING fts5(name_lc,"
-    " content='ck_session_name', content_rowid='rid', tokenize='trigram case_sensitive 1')",
-    "CREATE TABLE IF NOT EXISTS ck_session_name (rid INTEGER PRIMARY KEY, profile TEXT NOT NULL,"
-    " ord BIGINT NOT NULL, name_lc TEXT NOT NULL, UNIQUE (profile, ord))",
-    "CREATE TRIGGER IF NOT EXISTS ck_session_name_ai AFTER INSERT ON ck_session_name BEGIN"
-    " INSERT INTO ck_session_name_trgm (rowid, name_lc) VALUES (new.rid, new.name_lc); END",
-    "CREATE TRIGGER IF NOT EXISTS ck_session_name_ad AFTER DELETE ON ck_session_name BEGIN"
-    " INSERT INTO ck_session_name_trgm (ck_session_name_trgm, rowid, name_lc)"
-    " VALUES ('delete', old.rid, old.name_lc); END",
-    "CREATE TRIGGER IF NOT EXISTS ck_session_name_au AFTER UPDATE ON ck_session_name BEGIN"
-    " INSERT INTO ck_session_name_trgm (ck_session_name_trgm, rowid, name_lc)"
-    " VALUES ('delete', old.rid, old.name_lc);"
-    " INSERT INTO ck_session_name_trgm (rowid, name_lc) VALUES (new.rid, new.name_lc); END",
+    *_trigram_table(
+        "ck_session_name_trgm",
+        "ck_session_name",
+        "name_lc",
+        "CREATE TABLE IF NOT EXISTS ck_session_name (rid INTEGER PRIMARY KEY,"
+        " profile TEXT NOT NULL, ord BIGINT NOT NULL, name_lc TEXT NOT NULL, UNIQUE (profile, ord))",
+    ),
     # the index rows' names follow ck_sessions through its own triggers
     "CREATE TRIGGER IF NOT EXISTS ck_sessions_name_ai AFTER INSERT ON ck_sessions BEGIN"
     " INSERT INTO ck_session_name (profile, ord, name_lc)"
