@@ -165,9 +165,13 @@ class Backend(ABC):
         mapped = self.translate(exc)
         return mapped if mapped is not None else exc
 
+    #: Rows one write adds from which it counts as a bulk write (an import).
+    bulk_rows = 100
+
     def refresh_statistics(self) -> None:
-        """After a bulk write (an import): let the query planner see the new table sizes
-        (nothing to do here; PostgreSQL overrides it)."""
+        """After a bulk write (an import, a large ``add_many``): bring the search indexes and
+        the planner's statistics up to date (nothing to do here; SQLite and PostgreSQL
+        override it)."""
         return None
 
     def migrations(self) -> tuple[Migration, ...]:

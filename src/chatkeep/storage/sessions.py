@@ -4,12 +4,10 @@
 bodies; each body is the verbatim history list under ``session_<id>`` (image bytes and
 ``imagesSeen`` flags included, shared with the live history through the blob table).
 
-:meth:`Sessions.migrate_in` migrates a legacy index (rows that embed ``history``, or whose ids
-are duplicated or unusable as keys) in place, in the caller's transaction: every body, then the
-light index, whole or not at all (an import runs it inside the import's transaction). A row
-whose id is missing, repeated, not a string, holds a NUL or would make a body key longer than
-the key limit gets a fresh id; its body moves with it and nothing is lost. Reading the index
-(``list``, ``get``, …) runs the same migration first when the stored index needs it.
+:meth:`Sessions.migrate_in` migrates a legacy index in place, in the caller's transaction
+(:mod:`.legacy_index`): rows that embed ``history`` and rows whose id is missing, repeated or
+unusable as a key (which get a fresh id; nothing is lost). Reading the index (``list``,
+``get``, …) runs the same migration first when the stored index needs it.
 
 Writers take the session lock, then the history lock (one backend write transaction holds
 both), never the reverse. :meth:`Sessions.load` replaces the live history; when that history was
@@ -251,11 +249,11 @@ class Sessions:
         """Add saved sessions with given ``id``, ``name`` and ``createdAt`` (an import).
 
         One write transaction for the whole batch: each body is validated and written as it
-        comes (so a long iterable is never held in memory), the index is written once at the
-        end. A row whose id is already saved (or repeated in the batch) is skipped, so adding
-        the same batch twice adds nothing. Any error — an invalid body, or one raised by the
-        iterable itself — rolls back everything. The live history, ``activeSessionId`` and
-        the ``maxSessions`` cap are not touched. Returns the light rows added."""
+        comes (a long iterable is never held in memory), the index is written once at the end;
+        a large batch then refreshes the search indexes' statistics. A row whose id is already
+        saved (or repeated in the batch) is skipped: adding a batch twice adds nothing. Any
+        error (an invalid body, or one the iterable raises) rolls back everything. The live
+        history, ``activeSessionId`` and ``maxSessions`` are not touched. Returns the rows."""
         self._ensure_migrated()
         added: RowList = []
         with self._b.transaction(self._profile) as tx:
@@ -288,6 +286,8 @@ class Sessions:
                 added.append(_light(new))
             if added:
                 tx.kv_put(SESSIONS_INDEX_KEY, index)
+        if len(added) >= self._b.bulk_rows:
+            self._b.refresh_statistics()
         return added
 
     def _update_in(self, tx: Tx, session_id: str, body: Entries) -> Row | None:
@@ -322,10 +322,10 @@ class Sessions:
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
             found = tx.index_find(session_id)
-            if found is not None and not entries:
-                return _light(found[1])
-            done = extend_body(tx, session_id, list(entries)) if found is not None else None
-            if done is None or found is None:
+            if found is None:
+                return None
+            done = extend_body(tx, session_id, list(entries)) if entries else True
+            if done is None:  # listed, but no body
                 return None
             if not done:  # not extendable in place: rewrite it whole
                 body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
