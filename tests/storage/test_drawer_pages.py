@@ -157,8 +157,8 @@ def test_repeated_ids_written_later_are_still_migrated(spec) -> None:  # noqa: A
 
 
 def _downgrade(path: Path) -> None:
-    """Turn a store into the layout before migrations 0007–0009: digests in the FTS5 table
-    with unindexed ids, no name index, no order index."""
+    """Turn a store into the layout before migrations 0007–0010: digests in the FTS5 table
+    with unindexed ids, no name index, no order index, trigram rows in no order."""
     conn = sqlite3.connect(path)
     with conn:
         conn.execute(
@@ -169,7 +169,12 @@ def _downgrade(path: Path) -> None:
             "INSERT INTO ck_session_fts (profile, id, digest)"
             " SELECT profile, id, digest FROM ck_session_text"
         )
-        for trigger in ("ck_sessions_name_ai", "ck_sessions_name_ad", "ck_sessions_name_au"):
+        for trigger in (
+            "ck_sessions_name_ai",
+            "ck_sessions_name_ad",
+            "ck_sessions_name_au",
+            "ck_sessions_text_au",
+        ):
             conn.execute(f"DROP TRIGGER {trigger}")
         for table in ("ck_session_trgm", "ck_session_text", "ck_session_name_trgm"):
             conn.execute(f"DROP TABLE {table}")
@@ -177,7 +182,7 @@ def _downgrade(path: Path) -> None:
         conn.execute("DROP INDEX ck_sessions_order")
         conn.execute(
             "DELETE FROM ck_migrations WHERE name IN ('0007_sqlite_session_text',"
-            " '0008_session_order', '0009_sqlite_session_names')"
+            " '0008_session_order', '0009_sqlite_session_names', '0010_sqlite_session_order')"
         )
     conn.close()
 
@@ -193,6 +198,7 @@ def test_an_older_sqlite_store_upgrades_and_finds_the_same(tmp_path: Path) -> No
             "0007_sqlite_session_text",
             "0008_session_order",
             "0009_sqlite_session_names",
+            "0010_sqlite_session_order",
         } <= set(s._backend.applied_migrations())
         assert {q: s.sessions.list(q) for q in QUERIES} == before
         assert {q: s.sessions.list(q, limit=7, offset=3) for q in QUERIES} == {

@@ -34,6 +34,12 @@ class Backend(ABC):
     #: Whether ``digest_table`` is keyed by ``(profile, id)`` (one session's digest is read
     #: through an index, so a search may join it row by row).
     digest_keyed = True
+    #: The statement inserting one digest (parameters: profile, id, digest) when it is more
+    #: than a plain insert into ``digest_table``.
+    digest_insert = ""
+    #: Whether the trigram rows follow the drawer's order (SQLite, ``sqlite_order``): a search
+    #: page is answered by :meth:`top_matches` from the first matches only.
+    ordered_rids = False
     #: Whether the database lives in this process (rows read are not sent over a network).
     local = False
     #: A join written so the planner keeps its left side outermost.
@@ -45,6 +51,11 @@ class Backend(ABC):
         "SELECT count(*), group_concat(value, ',') FROM"
         " (SELECT value FROM ck_history WHERE profile=? ORDER BY pos)"
     )
+
+    def top_matches(self, needle: str, profile: str, want: int) -> list[tuple[int, str]] | None:
+        """(ord, text) of the first ``want`` rows matching ``needle`` in the drawer's order,
+        or ``None`` where :attr:`ordered_rids` cannot answer."""
+        return None
 
     def match_ords_sql(self, needle: str, profile: str) -> tuple[str, tuple[Any, ...]]:
         """A subquery selecting the ``ord`` of every index row of ``profile`` whose name or

@@ -240,7 +240,7 @@ class IndexRows:
                         " AND d.id = s.id WHERE s.profile=? AND s.id IS NOT NULL"
                         + _ORDER.format(p="s.")
                         + " LIMIT ?",
-                        (self.profile, scan),
+                        (self.profile, scan + 1),
                     )
                 ]
             else:  # a server: only the matching rows come over the wire
@@ -253,11 +253,15 @@ class IndexRows:
                     + _ORDER.format(p="s.")
                     + " LIMIT ?) t"
                     + _ORDER.format(p=""),
-                    (needle, needle, self.profile, scan),
+                    (needle, needle, self.profile, scan + 1),
                 )
             hits = [(int(o), v) for o, v in seen if v is not None]
-            if len(hits) >= want or len(seen) < scan:
+            if len(hits) >= want or len(seen) <= scan:  # the page, or the whole drawer
                 return hits[offset:want]
+            if self._b.ordered_rids and not self.index_has_legacy():
+                top = self._b.top_matches(needle, self.profile, want)
+                if top is not None:
+                    return top[offset:want]
         sql, params = self._b.match_ords_sql(needle, self.profile)
         return [
             (int(o), v)

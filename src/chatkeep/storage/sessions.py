@@ -280,7 +280,7 @@ class Sessions:
                     "pinned": bool(row.get("pinned", False)),
                 }
                 tx.kv_put(body_key(sid), body)
-                tx.digest_add(sid, text_digest(body))
+                tx.digest_add(sid, text_digest(body), new)
                 known.add(sid)
                 index.append(new)
                 added.append(_light(new))

@@ -295,32 +295,41 @@ class Tx(HistoryRows, IndexRows):
                         row = {k: v for k, v in row.items() if k != "textDigest"}
                 light.append(row)
         # one batched delete (old digests of carried rows, and of rows no longer listed), then
-        # plain inserts: no per-row delete, which scans the whole FTS5 table on SQLite
+        # plain inserts: no per-row delete, which scans the whole FTS5 table on SQLite. The
+        # rows go first, so each digest is written where the rows' order puts it (SQLite).
         self.digest_delete([i for i in self.digest_ids() if i not in listed or i in carried])
-        for sid, digest in carried.items():
-            self.digest_add(sid, digest)
         if isinstance(light, list):
             self.index_write_all(light)
-            return
-        self.index_drop_rows()
-        text, blobs = codec.encode(light)
-        self._kv_write(SESSIONS_INDEX_KEY, text, blobs)
+        else:
+            self.index_drop_rows()
+            text, blobs = codec.encode(light)
+            self._kv_write(SESSIONS_INDEX_KEY, text, blobs)
+        for sid, digest in carried.items():
+            self.digest_add(sid, digest)
 
     # -- session digests --------------------------------------------------------------------
     def digest_put(self, session_id: str, digest: str) -> None:
         """Replace one session's digest (on the FTS5 table the delete scans every digest: its
         id is not indexed, so fresh ids go through :meth:`digest_add`)."""
-        table = self._b.digest_table
-        self.run(f"DELETE FROM {table} WHERE profile=? AND id=?", (session_id,))
-        self.run(f"INSERT INTO {table} (profile, id, digest) VALUES (?,?,?)", (session_id, digest))
+        self.run(f"DELETE FROM {self._b.digest_table} WHERE profile=? AND id=?", (session_id,))
+        self.digest_add(session_id, digest)
 
-    def digest_add(self, session_id: str, digest: str) -> None:
+    def digest_add(self, session_id: str, digest: str, row: Any = None) -> None:
         """Insert the digest of a session that has none yet (no delete first: an id not in the
-        index has no digest row, since every index write removes the rows of unlisted ids)."""
-        self.run(
-            f"INSERT INTO {self._b.digest_table} (profile, id, digest) VALUES (?,?,?)",
-            (session_id, digest),
-        )
+        index has no digest row, since every index write removes the rows of unlisted ids).
+        ``row``: the session's index row when it is not written yet (it orders the digest)."""
+        if not self._b.digest_insert:
+            self.run(
+                f"INSERT INTO {self._b.digest_table} (profile, id, digest) VALUES (?,?,?)",
+                (session_id, digest),
+            )
+            return
+        order: tuple[int | None, int | None] = (None, None)
+        if isinstance(row, dict):
+            created: Any = row.get("createdAt")
+            usable = isinstance(created, int | float) and not isinstance(created, bool)
+            order = (int(bool(row.get("pinned"))), int(created) if usable else 0)
+        self.run(self._b.digest_insert, (session_id, digest, *order))
 
     def digest_ids(self) -> list[str]:
         return [r[0] for r in self.rows(f"SELECT id FROM {self._b.digest_table} WHERE profile=?")]

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from ..errors import ChatkeepError, StoreError
 from .backend import Backend
 from .sql import Migration
+from .sqlite_order import DIGEST_INSERT, SESSION_ORDER, top_matches
 from .sqlite_search import (
     _OPTIONAL,
     SESSION_FTS,
@@ -143,6 +144,9 @@ class SQLiteBackend(Backend):
                     self._conn.execute("PRAGMA journal_mode=WAL")
                 self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA foreign_keys=OFF")
+            # 32 MiB of page cache (SQLite's default is 2 MiB): a search in a big drawer then
+            # finds its index pages still cached after the writes between two searches
+            self._conn.execute("PRAGMA cache_size=-32768")
         except sqlite3.Error as exc:
             raise self._open_error(exc) from exc
         if sqlite3.sqlite_version_info >= (3, 44):  # ordered aggregates; before, the
@@ -238,7 +242,7 @@ class SQLiteBackend(Backend):
         )
 
     def migrations(self) -> tuple[Migration, ...]:
-        return (*super().migrations(), SESSION_FTS, SESSION_TEXT, SESSION_NAMES)
+        return (*super().migrations(), SESSION_FTS, SESSION_TEXT, SESSION_NAMES, SESSION_ORDER)
 
     def _use_trigram_index(self) -> None:
         """Search through the trigram index that migration 0007 (or, on a read-only store not
@@ -248,10 +252,14 @@ class SQLiteBackend(Backend):
                 r[0]
                 for r in self.query(
                     "SELECT name FROM sqlite_master"
-                    " WHERE name IN ('ck_session_text', 'ck_session_fts', 'ck_session_name')"
+                    " WHERE name IN ('ck_session_text', 'ck_session_fts', 'ck_session_name',"
+                    " 'ck_sessions_text_au')"
                 )
             }
         self.names_indexed = "ck_session_name" in have
+        if "ck_sessions_text_au" in have:  # migration 0010: rows in the drawer's order
+            self.ordered_rids = True
+            self.digest_insert = DIGEST_INSERT
         if "ck_session_text" in have:
             self.digest_table = "ck_session_text"
         elif "ck_session_fts" in have:
@@ -260,6 +268,9 @@ class SQLiteBackend(Backend):
 
     def refresh_statistics(self) -> None:
         optimize_trigram_tables(self)
+
+    def top_matches(self, needle: str, profile: str, want: int) -> list[tuple[int, str]] | None:
+        return top_matches(self, needle, profile, want)
 
     def match_ords_sql(self, needle: str, profile: str) -> tuple[str, tuple[Any, ...]]:
         found = trigram_match_sql(self, needle, profile)

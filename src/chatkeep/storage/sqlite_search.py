@@ -45,24 +45,32 @@ def _create_session_fts(backend: Backend) -> bool:
 SESSION_FTS = Migration("0003_sqlite_session_fts", dialects=("sqlite",), run=_create_session_fts)
 
 
+def sync_triggers(fts: str, content: str, column: str) -> tuple[str, ...]:
+    """The triggers keeping the external-content trigram table ``fts`` in step with the
+    ``column`` of ``content`` (keyed by ``rid``)."""
+    delete = (
+        f" INSERT INTO {fts} ({fts}, rowid, {column}) VALUES ('delete', old.rid, old.{column});"
+    )
+    insert = f" INSERT INTO {fts} (rowid, {column}) VALUES (new.rid, new.{column});"
+    return (
+        f"CREATE TRIGGER IF NOT EXISTS {content}_ai AFTER INSERT ON {content} BEGIN{insert} END",
+        f"CREATE TRIGGER IF NOT EXISTS {content}_ad AFTER DELETE ON {content} BEGIN{delete} END",
+        f"CREATE TRIGGER IF NOT EXISTS {content}_au AFTER UPDATE ON {content}"
+        f" BEGIN{delete}{insert} END",
+    )
+
+
 def _trigram_table(fts: str, content: str, column: str, create_content: str) -> tuple[str, ...]:
     """The statements making ``content`` (by ``create_content``) and the trigram table
     ``fts`` over its ``column`` (external content keyed by ``rid``), with the triggers that
     keep ``fts`` in step. Case-sensitive: both sides are lower-cased by Python already, and no
     folding of its own can make a phrase match what a substring test would not. The virtual
     table comes first: it is what fails on an SQLite without FTS5 trigrams."""
-    delete = (
-        f" INSERT INTO {fts} ({fts}, rowid, {column}) VALUES ('delete', old.rid, old.{column});"
-    )
-    insert = f" INSERT INTO {fts} (rowid, {column}) VALUES (new.rid, new.{column});"
     return (
         f"CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5({column},"
         f" content='{content}', content_rowid='rid', tokenize='trigram case_sensitive 1')",
         create_content,
-        f"CREATE TRIGGER IF NOT EXISTS {content}_ai AFTER INSERT ON {content} BEGIN{insert} END",
-        f"CREATE TRIGGER IF NOT EXISTS {content}_ad AFTER DELETE ON {content} BEGIN{delete} END",
-        f"CREATE TRIGGER IF NOT EXISTS {content}_au AFTER UPDATE ON {content}"
-        f" BEGIN{delete}{insert} END",
+        *sync_triggers(fts, content, column),
     )
 
 
@@ -138,7 +146,7 @@ SESSION_NAMES = Migration(
     "0009_sqlite_session_names", dialects=("sqlite",), run=_create_session_names
 )
 #: may stay missing (an SQLite without FTS5 trigrams)
-_OPTIONAL = {SESSION_FTS.name, SESSION_TEXT.name, SESSION_NAMES.name}
+_OPTIONAL = {SESSION_FTS.name, SESSION_TEXT.name, SESSION_NAMES.name, "0010_sqlite_session_order"}
 
 
 def trigram_match_sql(
