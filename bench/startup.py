@@ -61,7 +61,8 @@ def commands() -> dict[str, list[str]]:
     return {
         "python -c pass": [py, "-c", "pass"],
         "python -c 'import chatkeep'": [py, "-c", "import chatkeep"],
-        # what the console-script launcher pip writes does before any chatkeep code runs
+        # what an entry-point launcher (the script pip writes for [project.scripts]) does
+        # before any of its package's code runs: the reason `chatkeep` is a plain script
         "python -c 'import re, sys'": [py, "-c", "import re, sys"],
         "chatkeep --help": [*ck, "--help"],
         "chatkeep history": [*ck, "history"],

@@ -80,3 +80,17 @@ def test_fresh_venv_attach_and_chat(installed: Path, tmp_path: Path, provider_se
         env=env,
     )
     assert probe.stdout.strip() == "[]"
+
+
+def test_the_installed_command_starts_without_a_launchers_imports(installed: Path) -> None:
+    """The installed `chatkeep` is the plain script: `--help` imports neither `re` (which an
+    entry-point launcher imports first) nor Click, and `python -m chatkeep` is the same command."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHATKEEP_", "VIRTUAL_ENV"))}
+    script = (installed / "chatkeep").read_text()
+    assert script.startswith(f"#!{installed}/python") and "import re" not in script
+    proc = _sh(installed / "chatkeep", "--help", env={**env, "PYTHONPROFILEIMPORTTIME": "1"})
+    loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()}
+    assert "chatkeep.cli.entry" in loaded
+    assert not loaded & {"re", "click", "rich"}
+    same = _sh(installed / "python", "-m", "chatkeep", "--help", env=env)
+    assert same.stdout == proc.stdout and "Usage: chatkeep" in same.stdout

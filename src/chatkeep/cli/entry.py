@@ -1,4 +1,5 @@
-"""Console-script entry point.
+"""The command line's entry: what the installed ``chatkeep`` script (``scripts/chatkeep``, a
+plain script with no launcher imports of its own) and ``python -m chatkeep`` call.
 
 ``chatkeep --help`` (and ``-h``) is answered from the stored text in :mod:`._help` without
 importing Click, which alone costs more than a bare interpreter start, and so are the plain

@@ -136,9 +136,11 @@ def _order_rids(backend: Backend) -> bool:
     if not {"ck_session_text", "ck_session_name"} <= have:
         return False
     for content, fts, column, buckets in _TABLES:
+        rows = sorted((int(b), int(r)) for r, b in backend.query(buckets))
+        if not rows:  # a new store: nothing to renumber
+            continue
         for suffix in ("ai", "ad", "au"):
             backend.execute(f"DROP TRIGGER IF EXISTS {content}_{suffix}")
-        rows = sorted((int(b), int(r)) for r, b in backend.query(buckets))
         backend.execute(f"UPDATE {content} SET rid = -rid - 1")
         moves: list[tuple[int, int]] = []
         last, nxt = -1, 0
