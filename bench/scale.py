@@ -4,7 +4,8 @@ A profile at scale ``k`` holds an archive of ``1,000·k`` entries behind a 60-en
 and a drawer of ``100·k`` saved sessions (20 entries each; every 500th session also holds a 1 MB
 page attachment). At 100× that is a 100,000-entry archive and 10,000 sessions. Each profile is
 built by one ``import_data`` of a generated chatkeep export (deterministic, seeded), then these
-figures are timed, ``--rounds`` times each, as medians:
+figures are timed, ``--rounds`` times each, as medians (the sizes take turns round by round, so
+a slow moment of the machine hits both alike):
 
 * ``append`` — one user entry appended to the live history (the window archives the oldest);
 * ``get_all`` — the settings read every page load and every send does;
@@ -105,37 +106,53 @@ def _med(samples: list[float]) -> float:
     return statistics.median(samples)
 
 
-def measure(store: chatkeep.Store, rounds: int) -> dict[str, float]:
-    """Medians (seconds) of every figure on one built profile."""
-    rnd = random.Random(5)
-    s: dict[str, list[float]] = {f: [] for f in FIGURES}
-    per_query: dict[str, list[float]] = {}
+class _Timer:
+    """One built profile's samples: every figure, and drawer search per query."""
 
-    def timed(fig: str, fn: Callable[[], Any]) -> Any:
+    def __init__(self, store: chatkeep.Store) -> None:
+        self.store = store
+        self.rnd = random.Random(5)
+        self.samples: dict[str, list[float]] = {f: [] for f in FIGURES}
+        self.per_query: dict[str, list[float]] = {}
+        for _ in range(3):  # warm-up, untimed
+            store.history.append(_entry(self.rnd, 0))
+            store.history.read()
+            store.get_all()
+
+    def _timed(self, fig: str, fn: Callable[[], Any]) -> Any:
         t0 = time.perf_counter()
         out = fn()
-        s[fig].append(time.perf_counter() - t0)
+        self.samples[fig].append(time.perf_counter() - t0)
         return out
 
-    for _ in range(3):  # warm-up, untimed
-        store.history.append(_entry(rnd, 0))
-        store.history.read()
-        store.get_all()
-    for r in range(rounds):
-        timed("append", lambda r=r: store.history.append(_entry(rnd, r)))
-        timed("live read", store.history.read)
-        timed("get_all", store.get_all)
+    def round(self, r: int) -> None:
+        store = self.store
+        self._timed("append", lambda: store.history.append(_entry(self.rnd, r)))
+        self._timed("live read", store.history.read)
+        self._timed("get_all", store.get_all)
         for q in QUERIES:  # one page of the drawer, as the panel asks for it
             t0 = time.perf_counter()
             store.sessions.list(q, limit=chatkeep.DRAWER_PAGE)
             took = time.perf_counter() - t0
-            s["drawer search"].append(took)
-            per_query.setdefault(q, []).append(took)
-        row = timed("session save", lambda: store.sessions.save("scale round"))
+            self.samples["drawer search"].append(took)
+            self.per_query.setdefault(q, []).append(took)
+        row = self._timed("session save", lambda: store.sessions.save("scale round"))
         store.sessions.delete(row["id"])
-    out = {f: _med(v) for f, v in s.items()}
-    out.update({f"search {q!r}": _med(v) for q, v in per_query.items()})
-    return out
+
+    def medians(self) -> dict[str, float]:
+        out = {f: _med(v) for f, v in self.samples.items()}
+        out.update({f"search {q!r}": _med(v) for q, v in self.per_query.items()})
+        return out
+
+
+def measure(stores: dict[int, chatkeep.Store], rounds: int) -> dict[int, dict[str, float]]:
+    """Medians (seconds) of every figure on each built profile, by scale. The scales take
+    turns round by round, so a slow moment of the machine hits all of them alike."""
+    timers = {k: _Timer(store) for k, store in stores.items()}
+    for r in range(rounds):
+        for timer in timers.values():
+            timer.round(r)
+    return {k: timer.medians() for k, timer in timers.items()}
 
 
 def _backends(root: str) -> list[tuple[str, Callable[[str], str]]]:
@@ -162,15 +179,19 @@ def run(
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="chatkeep-scale-") as root:
         for name, url_for in _backends(root):
-            for k in scales:
-                log(f"scale: building {k}× on {name}")
-                doc = export_doc(k)
-                try:
-                    store = chatkeep.open(url_for(str(k)), profile=f"scale_{uuid.uuid4().hex[:12]}")
-                except chatkeep.StoreError as exc:
-                    notes.append(f"{name}: {exc.message}")
-                    break
-                try:
+            stores: dict[int, chatkeep.Store] = {}
+            try:
+                for k in scales:
+                    log(f"scale: building {k}× on {name}")
+                    doc = export_doc(k)
+                    try:
+                        store = chatkeep.open(
+                            url_for(str(k)), profile=f"scale_{uuid.uuid4().hex[:12]}"
+                        )
+                    except chatkeep.StoreError as exc:
+                        notes.append(f"{name}: {exc.message}")
+                        break
+                    stores[k] = store
                     t0 = time.perf_counter()
                     store.import_data(doc)
                     build.setdefault(name, {})[k] = time.perf_counter() - t0
@@ -178,9 +199,11 @@ def run(
                     # objects would make every collection of the timed code walk them
                     del doc
                     gc.collect()
-                    log(f"scale: timing {k}× on {name}")
-                    results.setdefault(name, {})[k] = measure(store, rounds)
-                finally:
+                if len(stores) == len(scales):
+                    log(f"scale: timing {', '.join(f'{k}×' for k in scales)} on {name}")
+                    results[name] = measure(stores, rounds)
+            finally:
+                for store in stores.values():
                     if name == "PostgreSQL":
                         _wipe(store)
                     store.close()

@@ -52,6 +52,11 @@ class Backend(ABC):
         " (SELECT value FROM ck_history WHERE profile=? ORDER BY pos)"
     )
 
+    def tidy_search(self) -> None:
+        """Bounded upkeep of the search indexes, at the end of a write transaction that wrote
+        session rows or digests (SQLite: an incremental FTS5 merge). Never fails the write."""
+        return None
+
     def top_matches(self, needle: str, profile: str, want: int) -> list[tuple[int, str]] | None:
         """(ord, text) of the first ``want`` rows matching ``needle`` in the drawer's order,
         or ``None`` where :attr:`ordered_rids` cannot answer."""
@@ -147,6 +152,8 @@ class Backend(ABC):
                 raise err from exc
             self._local.depth = 0
             try:
+                if tx.search_written:
+                    self.tidy_search()
                 self._commit()
             except BaseException as exc:
                 try:

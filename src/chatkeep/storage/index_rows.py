@@ -81,6 +81,7 @@ class IndexRows:
 
     profile: str
     _b: Any
+    search_written: bool
 
     if TYPE_CHECKING:
 
@@ -115,6 +116,7 @@ class IndexRows:
         self._kv_write(SESSIONS_INDEX_KEY, ROWS_MARK, blobs)
 
     def index_drop_rows(self) -> None:
+        self.search_written = True
         self.run("DELETE FROM ck_sessions WHERE profile=?")
 
     def index_is_rows(self) -> bool:
@@ -136,6 +138,7 @@ class IndexRows:
         )
 
     def _insert(self, ord_: int, item: Any, text: str) -> None:
+        self.search_written = True
         sid, when, pinned, name_lc, legacy = _columns(item)
         legacy = legacy or int(self._repeated(sid, ord_))
         self.run(
@@ -171,6 +174,7 @@ class IndexRows:
 
     def index_replace(self, ord_: int, item: dict[str, Any]) -> None:
         """Rewrite the row at ``ord_`` (its place in the list is kept)."""
+        self.search_written = True
         self.bump("kv")
         text, blobs = codec.encode(item)
         self.put_blobs(blobs)
@@ -184,6 +188,7 @@ class IndexRows:
         )
 
     def index_delete_ids(self, ids: list[str]) -> None:
+        self.search_written = True
         self.bump("kv")
         for sid in ids:
             self.run("DELETE FROM ck_sessions WHERE profile=? AND id=?", (sid,))

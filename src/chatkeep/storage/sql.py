@@ -154,6 +154,8 @@ class Tx(HistoryRows, IndexRows):
         self.profile = profile
         self._bumped: set[str] = set()
         self.write = False  # set by the backend: whether this is a write transaction
+        #: whether a session row or digest was written (the search indexes want tidying)
+        self.search_written = False
 
     # -- raw access -------------------------------------------------------------------------
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -318,6 +320,7 @@ class Tx(HistoryRows, IndexRows):
         """Insert the digest of a session that has none yet (no delete first: an id not in the
         index has no digest row, since every index write removes the rows of unlisted ids).
         ``row``: the session's index row when it is not written yet (it orders the digest)."""
+        self.search_written = True
         if not self._b.digest_insert:
             self.run(
                 f"INSERT INTO {self._b.digest_table} (profile, id, digest) VALUES (?,?,?)",
@@ -338,6 +341,7 @@ class Tx(HistoryRows, IndexRows):
         return dict(self.rows(f"SELECT id, digest FROM {self._b.digest_table} WHERE profile=?"))
 
     def digest_delete(self, ids: Sequence[str]) -> None:
+        self.search_written = self.search_written or bool(ids)
         for chunk in _chunks(ids):
             self.run(
                 f"DELETE FROM {self._b.digest_table} WHERE profile=? AND id IN ({self.marks(len(chunk))})",

@@ -17,6 +17,7 @@ from .sqlite_search import (
     SESSION_FTS,
     SESSION_NAMES,
     SESSION_TEXT,
+    merge_trigram_tables,
     optimize_trigram_tables,
     trigram_match_sql,
 )
@@ -265,6 +266,9 @@ class SQLiteBackend(Backend):
         elif "ck_session_fts" in have:
             self.digest_table = "ck_session_fts"
             self.digest_keyed = False
+
+    def tidy_search(self) -> None:
+        merge_trigram_tables(self)
 
     def refresh_statistics(self) -> None:
         optimize_trigram_tables(self)
