@@ -50,10 +50,15 @@ PLACES: dict[str, str] = {
     "chatkeep.cli": "faces",
     "chatkeep.panel": "faces",
     "chatkeep.integrations": "faces",
+    # `python -m chatkeep`: the command line run as a module
+    "chatkeep.__main__": "faces",
 }
-FACES = ("chatkeep.cli", "chatkeep.panel", "chatkeep.integrations")
+FACES = ("chatkeep.cli", "chatkeep.panel", "chatkeep.integrations", "chatkeep.__main__")
 #: Face → non-facade modules it may import besides its own package.
-FACE_ENTRY_POINTS = {"chatkeep.cli": {"chatkeep.panel.server"}}
+FACE_ENTRY_POINTS = {
+    "chatkeep.cli": {"chatkeep.panel.server"},
+    "chatkeep.__main__": {"chatkeep.cli.entry"},
+}
 HEAVY = {
     "PIL",
     "anthropic",

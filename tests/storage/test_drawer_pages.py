@@ -255,3 +255,11 @@ def test_postgres_without_pg_trgm_still_searches(pg_spec) -> None:  # noqa: ANN0
         with psycopg.connect(pg_url, autocommit=True) as admin:
             admin.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
             admin.execute(f"DROP ROLE IF EXISTS {role}")
+
+
+def test_a_query_holding_a_nul_finds_nothing_on_either_backend(drawer: chatkeep.Store) -> None:
+    """Names and digests are searched without their NUL characters (PostgreSQL text cannot
+    hold one), so a query with a NUL matches nothing, as a typed error would not help."""
+    for q in ("\x00", "net\x00work", "zebra\x00"):
+        assert drawer.sessions.list(q) == []
+        assert drawer.sessions.list(q, limit=5) == []

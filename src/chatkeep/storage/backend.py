@@ -52,6 +52,11 @@ class Backend(ABC):
         " (SELECT value FROM ck_history WHERE profile=? ORDER BY pos)"
     )
 
+    def digest_order(self, row: Any) -> tuple[Any, ...]:
+        """Parameters :attr:`digest_insert` takes after (profile, id, digest), of the session's
+        index row when it is given (not written yet)."""
+        return ()
+
     def tidy_search(self) -> None:
         """Bounded upkeep of the search indexes, at the end of a write transaction that wrote
         session rows or digests (SQLite: an incremental FTS5 merge). Never fails the write."""

@@ -233,6 +233,8 @@ class IndexRows:
         fn = self._b.substring_fn
         if not needle:
             return [(int(o), v) for o, v in self.rows(base + _ORDER.format(p="") + page)]
+        if "\x00" in needle:  # names and digests are searched without their NULs
+            return []
         if limit is not None and self._b.digest_keyed:
             want = offset + limit
             scan = SCAN_PAGES * want

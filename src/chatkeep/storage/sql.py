@@ -321,18 +321,10 @@ class Tx(HistoryRows, IndexRows):
         index has no digest row, since every index write removes the rows of unlisted ids).
         ``row``: the session's index row when it is not written yet (it orders the digest)."""
         self.search_written = True
-        if not self._b.digest_insert:
-            self.run(
-                f"INSERT INTO {self._b.digest_table} (profile, id, digest) VALUES (?,?,?)",
-                (session_id, digest),
-            )
-            return
-        order: tuple[int | None, int | None] = (None, None)
-        if isinstance(row, dict):
-            created: Any = row.get("createdAt")
-            usable = isinstance(created, int | float) and not isinstance(created, bool)
-            order = (int(bool(row.get("pinned"))), int(created) if usable else 0)
-        self.run(self._b.digest_insert, (session_id, digest, *order))
+        insert = self._b.digest_insert or (
+            f"INSERT INTO {self._b.digest_table} (profile, id, digest) VALUES (?,?,?)"
+        )
+        self.run(insert, (session_id, digest, *self._b.digest_order(row)))
 
     def digest_ids(self) -> list[str]:
         return [r[0] for r in self.rows(f"SELECT id FROM {self._b.digest_table} WHERE profile=?")]

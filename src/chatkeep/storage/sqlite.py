@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from ..errors import ChatkeepError, StoreError
 from .backend import Backend
 from .sql import Migration
-from .sqlite_order import DIGEST_INSERT, SESSION_ORDER, top_matches
+from .sqlite_order import DIGEST_INSERT, SESSION_ORDER, digest_order, top_matches
 from .sqlite_search import (
     _OPTIONAL,
     SESSION_FTS,
@@ -266,6 +266,9 @@ class SQLiteBackend(Backend):
         elif "ck_session_fts" in have:
             self.digest_table = "ck_session_fts"
             self.digest_keyed = False
+
+    def digest_order(self, row: Any) -> tuple[Any, ...]:
+        return digest_order(row) if self.ordered_rids else ()
 
     def tidy_search(self) -> None:
         merge_trigram_tables(self)
