@@ -18,11 +18,9 @@ import re
 from .errors import InvalidValue, UndecodableImage
 
 __all__ = [
-    "HEAD_RE",
     "data_url_mime",
     "decode_data_url",
     "encode_data_url",
-    "IMAGE_URL_RE",
     "decode",
     "encode",
     "head_length",
@@ -32,16 +30,34 @@ __all__ = [
 ]
 
 #: The head of a base64 image data URL: ``data:image/<subtype>[;param…];base64,``.
-HEAD_RE = re.compile(r"^data:(image/[A-Za-z0-9.+-]+)(?:;[^,;]*)*?;base64,", re.I)
+_HEAD = r"^data:(image/[A-Za-z0-9.+-]+)(?:;[^,;]*)*?;base64,"
 #: A whole image data URL as the entry validator accepts it (base64 alphabet and whitespace).
-IMAGE_URL_RE = re.compile(r"^data:image/[A-Za-z0-9.+-]+(?:;[^,;]*)*?;base64,[A-Za-z0-9+/=\s]*$")
+_WHOLE = r"^data:image/[A-Za-z0-9.+-]+(?:;[^,;]*)*?;base64,[A-Za-z0-9+/=\s]*$"
+_compiled: dict[str, re.Pattern[str]] = {}
+
+
+def _pattern(name: str) -> re.Pattern[str]:
+    """``HEAD_RE`` or ``IMAGE_URL_RE``, compiled on first use (compiling both at import time
+    cost the reading commands' start-up more than a millisecond)."""
+    found = _compiled.get(name)
+    if found is None:
+        found = _compiled[name] = (
+            re.compile(_HEAD, re.I) if name == "HEAD_RE" else re.compile(_WHOLE)
+        )
+    return found
+
+
+def __getattr__(name: str) -> re.Pattern[str]:
+    if name in ("HEAD_RE", "IMAGE_URL_RE"):
+        return _pattern(name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def parse(url: object) -> tuple[str, str] | None:
     """``(mime, base64 payload)`` of an image data URL, mime lower-cased; ``None`` otherwise."""
     if not isinstance(url, str):
         return None
-    m = HEAD_RE.match(url)
+    m = _pattern("HEAD_RE").match(url)
     if m is None:
         return None
     return m.group(1).lower(), url[m.end() :]
@@ -49,13 +65,13 @@ def parse(url: object) -> tuple[str, str] | None:
 
 def head_length(url: str) -> int:
     """Length of the ``data:…;base64,`` head, or 0 when ``url`` is not an image data URL."""
-    m = HEAD_RE.match(url)
+    m = _pattern("HEAD_RE").match(url)
     return m.end() if m else 0
 
 
 def is_image_data_url(url: object) -> bool:
     """Whether ``url`` is a base64 image data URL that the entry validator accepts."""
-    return isinstance(url, str) and IMAGE_URL_RE.match(url) is not None
+    return isinstance(url, str) and _pattern("IMAGE_URL_RE").match(url) is not None
 
 
 def mime_of(url: object) -> str:
