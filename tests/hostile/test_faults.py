@@ -240,13 +240,15 @@ def test_postgres_cut_mid_turn_keeps_the_streamed_reply(
 
 @pytest.fixture
 def server_tmpfs() -> Iterator[Path]:
-    """A 3 MB tmpfs the PostgreSQL server's own user can reach (root only)."""
+    """An 8 MB tmpfs the PostgreSQL server's own user can reach (root only): room for a new
+    database and chatkeep's schema (with 3 MB the schema's own indexes could fill it, so the
+    store failed to open instead of failing an append)."""
     if not IS_ROOT:
         pytest.skip("mounting a tmpfs needs root")
     mnt = Path(tempfile.mkdtemp(prefix="chatkeep-pgdisk-"))
     os.chmod(mnt, 0o755)
     r = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=3m,mode=0755", "tmpfs", str(mnt)],
+        ["mount", "-t", "tmpfs", "-o", "size=8m,mode=0755", "tmpfs", str(mnt)],
         capture_output=True,
     )
     if r.returncode != 0:
@@ -276,7 +278,7 @@ def _tablespace_under(path: Path) -> bool:
 def test_postgres_full_disk_is_a_store_error_and_loses_no_acknowledged_write(
     server_tmpfs: Path,
 ) -> None:
-    """A PostgreSQL database whose tablespace sits on a 3 MB tmpfs fills up: the append that
+    """A PostgreSQL database whose tablespace sits on an 8 MB tmpfs fills up: the append that
     does not fit raises StoreError saying the server ran out of space (not "connection
     problem"), every acknowledged append is there, and appends work once space is freed."""
     psycopg = pytest.importorskip("psycopg")
