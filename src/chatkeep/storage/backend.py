@@ -34,9 +34,6 @@ class Backend(ABC):
     #: Whether ``digest_table`` is keyed by ``(profile, id)`` (one session's digest is read
     #: through an index, so a search may join it row by row).
     digest_keyed = True
-    #: The statement inserting one digest (parameters: profile, id, digest) when it is more
-    #: than a plain insert into ``digest_table``.
-    digest_insert = ""
     #: Whether the trigram rows follow the drawer's order (SQLite, ``sqlite_order``): a search
     #: page is answered by :meth:`top_matches` from the first matches only.
     ordered_rids = False
@@ -52,10 +49,11 @@ class Backend(ABC):
         " (SELECT value FROM ck_history WHERE profile=? ORDER BY pos)"
     )
 
-    def digest_order(self, row: Any) -> tuple[Any, ...]:
-        """Parameters :attr:`digest_insert` takes after (profile, id, digest), of the session's
-        index row when it is given (not written yet)."""
-        return ()
+    def digest_insert(self, order: tuple[int, int] | None) -> tuple[str, tuple[Any, ...]]:
+        """The statement inserting one digest (parameters: profile, id, digest, then the extra
+        parameters returned with it); ``order``: (pinned, createdAt) of the session's index row
+        when that row is not written yet."""
+        return f"INSERT INTO {self.digest_table} (profile, id, digest) VALUES (?,?,?)", ()
 
     def tidy_search(self) -> None:
         """Bounded upkeep of the search indexes, at the end of a write transaction that wrote

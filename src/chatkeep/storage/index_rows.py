@@ -59,7 +59,7 @@ SCAN_PAGES = 2
 _ALL = 2**62  # "no limit" in a LIMIT clause both dialects accept
 
 
-def _columns(item: Any) -> tuple[str | None, int, int, str, int]:
+def row_columns(item: Any) -> tuple[str | None, int, int, str, int]:
     if not isinstance(item, dict):
         return None, 0, 0, "", 0
     raw_id = item.get("id")
@@ -139,7 +139,7 @@ class IndexRows:
 
     def _insert(self, ord_: int, item: Any, text: str) -> None:
         self.search_written = True
-        sid, when, pinned, name_lc, legacy = _columns(item)
+        sid, when, pinned, name_lc, legacy = row_columns(item)
         legacy = legacy or int(self._repeated(sid, ord_))
         self.run(
             "INSERT INTO ck_sessions (profile, ord, id, created_at, pinned, name_lc, legacy, value)"
@@ -179,7 +179,7 @@ class IndexRows:
         text, blobs = codec.encode(item)
         self.put_blobs(blobs)
         self.add_refs(OWNER, blobs)
-        sid, when, pinned, name_lc, legacy = _columns(item)
+        sid, when, pinned, name_lc, legacy = row_columns(item)
         legacy = legacy or int(self._repeated(sid, ord_))
         self._b.execute(
             "UPDATE ck_sessions SET id=?, created_at=?, pinned=?, name_lc=?, legacy=?, value=?"
@@ -295,7 +295,7 @@ def convert_all_profiles(backend: Any) -> bool:
         if not isinstance(items, list):
             continue
         for k, item in enumerate(items):
-            sid, when, pinned, name_lc, legacy = _columns(item)
+            sid, when, pinned, name_lc, legacy = row_columns(item)
             backend.execute(
                 "INSERT INTO ck_sessions (profile, ord, id, created_at, pinned, name_lc, legacy,"
                 " value) VALUES (?,?,?,?,?,?,?,?)",

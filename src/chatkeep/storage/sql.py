@@ -37,7 +37,7 @@ from ..errors import CorruptValue
 from . import codec, index_rows
 from .codec import Blob
 from .history_rows import HistoryRows
-from .index_rows import ROWS_MARK, IndexRows
+from .index_rows import ROWS_MARK, IndexRows, row_columns
 
 TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
 if TYPE_CHECKING:
@@ -321,10 +321,12 @@ class Tx(HistoryRows, IndexRows):
         index has no digest row, since every index write removes the rows of unlisted ids).
         ``row``: the session's index row when it is not written yet (it orders the digest)."""
         self.search_written = True
-        insert = self._b.digest_insert or (
-            f"INSERT INTO {self._b.digest_table} (profile, id, digest) VALUES (?,?,?)"
-        )
-        self.run(insert, (session_id, digest, *self._b.digest_order(row)))
+        order = None
+        if row is not None:
+            _sid, created, pinned, _name, _legacy = row_columns(row)
+            order = (pinned, created)  # as the index row will store them
+        sql, extra = self._b.digest_insert(order)
+        self.run(sql, (session_id, digest, *extra))
 
     def digest_ids(self) -> list[str]:
         return [r[0] for r in self.rows(f"SELECT id FROM {self._b.digest_table} WHERE profile=?")]

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from ..errors import ChatkeepError, StoreError
 from .backend import Backend
 from .sql import Migration
-from .sqlite_order import DIGEST_INSERT, SESSION_ORDER, digest_order, top_matches
+from .sqlite_order import DIGEST_INSERT, SESSION_ORDER, top_matches
 from .sqlite_search import (
     _OPTIONAL,
     SESSION_FTS,
@@ -260,15 +260,16 @@ class SQLiteBackend(Backend):
         self.names_indexed = "ck_session_name" in have
         if "ck_sessions_text_au" in have:  # migration 0010: rows in the drawer's order
             self.ordered_rids = True
-            self.digest_insert = DIGEST_INSERT
         if "ck_session_text" in have:
             self.digest_table = "ck_session_text"
         elif "ck_session_fts" in have:
             self.digest_table = "ck_session_fts"
             self.digest_keyed = False
 
-    def digest_order(self, row: Any) -> tuple[Any, ...]:
-        return digest_order(row) if self.ordered_rids else ()
+    def digest_insert(self, order: tuple[int, int] | None) -> tuple[str, tuple[Any, ...]]:
+        if not self.ordered_rids:
+            return super().digest_insert(order)
+        return DIGEST_INSERT, order or (None, None)
 
     def tidy_search(self) -> None:
         merge_trigram_tables(self)

@@ -79,17 +79,6 @@ DIGEST_INSERT = (
 )
 
 
-def digest_order(row: Any) -> tuple[int | None, int | None]:
-    """(pinned, createdAt) for :data:`DIGEST_INSERT` from an index row not written yet, else
-    ``(None, None)``: the bucket is then read from the written row."""
-    if not isinstance(row, dict):
-        return None, None
-    created: Any = row.get("createdAt")
-    if not isinstance(created, int | float) or isinstance(created, bool) or created != created:
-        created = 0  # as the index row stores it (NaN too)
-    return int(bool(row.get("pinned"))), int(max(-(2**62), min(2**62, created)))
-
-
 def _move_digest(row: str) -> str:
     """SQL: move the digest of index row ``row``'s session into that row's bucket."""
     base = bucket(row)

@@ -175,6 +175,12 @@ def trigram_match_sql(
     return f"{names} UNION {digests}", (*nparams, phrase, profile)
 
 
+def _trigram_tables(backend: Any) -> list[str]:
+    """The trigram tables this store's searches use."""
+    tables = ["ck_session_trgm"] if backend.digest_table == "ck_session_text" else []
+    return tables + (["ck_session_name_trgm"] if backend.names_indexed else [])
+
+
 #: Pages of merged index data one tidy-up writes at most: after a session write, FTS5 merges
 #: the small segments writes leave, a bounded piece at a time, so searches probe few segments
 #: (a word held by 1 % of 10,000 sessions: 0.38 ms instead of 0.58 after 300 saves) and no
@@ -185,8 +191,7 @@ MERGE_PAGES = 64
 def merge_trigram_tables(backend: Any) -> None:
     """Inside a write transaction: a bounded incremental merge of each trigram index, in a
     savepoint, so a failure undoes only the merge and the write goes on."""
-    tables = ["ck_session_trgm"] if backend.digest_table == "ck_session_text" else []
-    tables += ["ck_session_name_trgm"] if backend.names_indexed else []
+    tables = _trigram_tables(backend)
     if not tables:
         return
     backend.execute("SAVEPOINT ck_tidy")
@@ -202,8 +207,7 @@ def optimize_trigram_tables(backend: Any) -> None:
     """After an import: merge each trigram index into one segment (thousands of rows inserted
     one by one leave many, and every search probes each; at 10,000 sessions a rare word's
     lookup goes from 0.4 ms to 0.06 ms). Best effort: the import is committed already."""
-    tables = ["ck_session_trgm"] if backend.digest_table == "ck_session_text" else []
-    tables += ["ck_session_name_trgm"] if backend.names_indexed else []
+    tables = _trigram_tables(backend)
     if not tables or backend.read_only:
         return
     try:
