@@ -66,13 +66,14 @@ class Backend(ABC):
         return None
 
     def match_ords_sql(self, needle: str, profile: str) -> tuple[str, tuple[Any, ...]]:
-        """A subquery selecting the ``ord`` of every index row of ``profile`` whose name or
-        digest contains ``needle`` (already lower-cased), with its parameters. This one scans;
-        backends with a trigram index override it."""
+        """A subquery selecting ``ord, pinned, created_at`` of every index row of ``profile``
+        with a usable id whose name or digest contains ``needle`` (already lower-cased), with
+        its parameters. This one scans; backends with a trigram index override it."""
         fn = self.substring_fn
         return (
-            f"SELECT ord FROM ck_sessions WHERE profile=? AND {fn}(name_lc, ?) > 0 UNION"
-            f" SELECT s.ord FROM {self.digest_table} d JOIN ck_sessions s"
+            "SELECT ord, pinned, created_at FROM ck_sessions WHERE profile=?"
+            f" AND id IS NOT NULL AND {fn}(name_lc, ?) > 0 UNION"
+            f" SELECT s.ord, s.pinned, s.created_at FROM {self.digest_table} d JOIN ck_sessions s"
             f" ON s.profile = d.profile AND s.id = d.id WHERE d.profile=? AND {fn}(d.digest, ?) > 0",
             (profile, needle, profile, needle),
         )

@@ -216,16 +216,21 @@ class IndexRows:
             r[0] for r in self.rows("SELECT id FROM ck_sessions WHERE profile=? AND id IS NOT NULL")
         ]
 
-    def index_page(self, needle: str, limit: int | None, offset: int = 0) -> list[tuple[int, str]]:
+    def index_page(
+        self, needle: str, limit: int | None, offset: int = 0, legacy: bool | None = None
+    ) -> list[tuple[int, str]]:
         """(ord, text) of the rows with a usable id, in the drawer's order, whose lower-cased
         name or digest contains ``needle`` (every row when it is empty), skipping ``offset``
         and at most ``limit`` (``None``: all).
 
-        A search first looks through the first :data:`SCAN_PAGES` pages' worth of rows in
-        that order directly; when they fill the page it is done, so a query most sessions
-        match costs the same in a drawer of any size. Otherwise the digest index answers it
-        (FTS5 trigrams on SQLite, ``pg_trgm`` on PostgreSQL): a query few sessions match
-        reads only those."""
+        Where the trigram rows are kept in the drawer's order (SQLite,
+        :attr:`~.backend.Backend.ordered_rids`) the index reads the page's first matches
+        only, whatever the query. Elsewhere a search first looks through the first
+        :data:`SCAN_PAGES` pages' worth of rows in that order directly; when they fill the
+        page it is done, so a query most sessions match costs the same in a drawer of any
+        size. Otherwise the digest index answers it (``pg_trgm`` on PostgreSQL): a query few
+        sessions match reads only those, and only the page's rows are joined to their
+        values. ``legacy``: whether the profile holds legacy rows, when the caller knows."""
         limit = None if limit is None else min(limit, _ALL)
         offset = min(offset, _ALL)
         page = f" LIMIT {_ALL if limit is None else limit} OFFSET {offset}"
@@ -237,6 +242,12 @@ class IndexRows:
             return []
         if limit is not None and self._b.digest_keyed:
             want = offset + limit
+            if self._b.ordered_rids:
+                if legacy is None:
+                    legacy = self.index_has_legacy()
+                top = None if legacy else self._b.top_matches(needle, self.profile, want)
+                if top is not None:
+                    return top[offset:want]
             scan = SCAN_PAGES * want
             if self._b.local:  # an embedded file: Python's substring search is the faster
                 seen = [
@@ -265,19 +276,17 @@ class IndexRows:
             hits = [(int(o), v) for o, v in seen if v is not None]
             if len(hits) >= want or len(seen) <= scan:  # the page, or the whole drawer
                 return hits[offset:want]
-            if self._b.ordered_rids and not self.index_has_legacy():
-                top = self._b.top_matches(needle, self.profile, want)
-                if top is not None:
-                    return top[offset:want]
         sql, params = self._b.match_ords_sql(needle, self.profile)
         return [
             (int(o), v)
             for o, v in self._b.query(
-                # from the matches to their rows (CROSS JOIN fixes that order on SQLite)
-                f"SELECT s.ord, s.value FROM ({sql}) m {self._b.cross_join} ck_sessions s"
-                " ON s.profile = ? AND s.ord = m.ord WHERE s.id IS NOT NULL"
-                + _ORDER.format(p="s.")
-                + page,
+                # the page is cut from the matches' keys; only its rows are read whole
+                # (CROSS JOIN fixes that order on SQLite)
+                f"SELECT s.ord, s.value FROM (SELECT ord, pinned, created_at FROM ({sql}) m"
+                + _ORDER.format(p="")
+                + page
+                + f") t {self._b.cross_join} ck_sessions s ON s.profile = ? AND s.ord = t.ord"
+                + _ORDER.format(p="t."),
                 (*params, self.profile),
             )
         ]

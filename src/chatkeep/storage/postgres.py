@@ -108,8 +108,9 @@ class PostgresBackend(Backend):
         """``LIKE '%…%'``, which the trigram indexes answer (a plain scan without them)."""
         like = _like(needle)
         return (
-            "SELECT ord FROM ck_sessions WHERE profile=? AND name_lc LIKE ? UNION"
-            " SELECT s.ord FROM ck_session_digest d JOIN ck_sessions s"
+            "SELECT ord, pinned, created_at FROM ck_sessions WHERE profile=? AND id IS NOT NULL"
+            " AND name_lc LIKE ? UNION SELECT s.ord, s.pinned, s.created_at"
+            " FROM ck_session_digest d JOIN ck_sessions s"
             " ON s.profile = d.profile AND s.id = d.id WHERE d.profile=? AND d.digest LIKE ?",
             (profile, like, profile, like),
         )

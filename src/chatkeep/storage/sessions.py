@@ -114,8 +114,7 @@ class Sessions:
 
     def _ensure_migrated(self) -> None:
         with self._b.transaction(self._profile, write=False) as tx:
-            # one indexed probe: rows that embed a history, have no usable id or repeat an
-            # earlier row's id are all marked legacy as they are written
+            # one indexed probe: rows needing the migration are marked legacy when written
             if not tx.index_has_legacy():
                 return
             raw = tx.index_light()
@@ -142,17 +141,18 @@ class Sessions:
             check_text(q, "the search query")
         check_count(limit, "limit", allow_none=True)
         check_count(offset, "offset")
-        self._ensure_migrated()
         query = (q or "").strip().lower()
-        with self._b.transaction(self._profile, write=False) as tx:
-            found = tx.index_page(query, limit, offset)
-            decoded = codec.decode_many([t for _o, t in found], tx.fetch_urls)
-        rows = [r for r in decoded if isinstance(r, dict) and _valid(r)]
-        if not query:
-            return [_light(r) for r in rows]
-        return [
-            {**_light(r), "contentMatch": query not in str(r.get("name", "")).lower()} for r in rows
-        ]
+        for probe in (True, False):  # one read in the usual case: no legacy rows
+            with self._b.transaction(self._profile, write=False) as tx:
+                if not (probe and tx.index_has_legacy()):
+                    found = tx.index_page(query, limit, offset, legacy=False if probe else None)
+                    decoded = codec.decode_many([t for _o, t in found], tx.fetch_urls)
+                    break
+            self._ensure_migrated()  # legacy rows: migrate them, then read
+        rows = [_light(r) for r in decoded if isinstance(r, dict) and _valid(r)]
+        for row in rows if query else ():
+            row["contentMatch"] = query not in str(row["name"]).lower()
+        return rows
 
     def resolve(self, prefix: str) -> str:
         """The full id of the one saved session whose id starts with ``prefix`` (at least

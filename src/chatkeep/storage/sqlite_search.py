@@ -152,25 +152,31 @@ _OPTIONAL = {SESSION_FTS.name, SESSION_TEXT.name, SESSION_NAMES.name, "0010_sqli
 def trigram_match_sql(
     backend: Any, needle: str, profile: str
 ) -> tuple[str, tuple[Any, ...]] | None:
-    """The subquery of the ords whose name or digest contains ``needle``, answered by the
-    trigram tables from the index alone; ``None`` (scan instead) for a needle shorter than a
-    trigram or holding a NUL, and for a store without the tables (or not upgraded yet)."""
+    """The subquery of ``ord, pinned, created_at`` of the rows (with a usable id) whose name
+    or digest contains ``needle``, answered by the trigram tables from the index alone;
+    ``None`` (scan instead) for a needle shorter than a trigram or holding a NUL, and for a
+    store without the tables (or not upgraded yet)."""
     if len(needle) < 3 or "\x00" in needle or backend.digest_table != "ck_session_text":
         return None
     phrase = '"' + needle.replace('"', '""') + '"'
     digests = (
-        "SELECT s.ord FROM ck_session_trgm f CROSS JOIN ck_session_text t"
+        "SELECT s.ord, s.pinned, s.created_at FROM ck_session_trgm f CROSS JOIN ck_session_text t"
         " ON t.rid = f.rowid CROSS JOIN ck_sessions s ON s.profile = t.profile"
         " AND s.id = t.id WHERE ck_session_trgm MATCH ? AND t.profile=?"
     )
     if backend.names_indexed:
         names = (
-            "SELECT n.ord FROM ck_session_name_trgm f CROSS JOIN ck_session_name n"
-            " ON n.rid = f.rowid WHERE ck_session_name_trgm MATCH ? AND n.profile=?"
+            "SELECT s.ord, s.pinned, s.created_at FROM ck_session_name_trgm f"
+            " CROSS JOIN ck_session_name n ON n.rid = f.rowid CROSS JOIN ck_sessions s"
+            " ON s.profile = n.profile AND s.ord = n.ord"
+            " WHERE ck_session_name_trgm MATCH ? AND n.profile=? AND s.id IS NOT NULL"
         )
         nparams: tuple[Any, ...] = (phrase, profile)
     else:
-        names = "SELECT ord FROM ck_sessions WHERE profile=? AND instr(name_lc, ?) > 0"
+        names = (
+            "SELECT ord, pinned, created_at FROM ck_sessions WHERE profile=?"
+            " AND id IS NOT NULL AND instr(name_lc, ?) > 0"
+        )
         nparams = (profile, needle)
     return f"{names} UNION {digests}", (*nparams, phrase, profile)
 
