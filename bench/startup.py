@@ -5,7 +5,8 @@ Each command runs ``--runs`` times (default 10) in a fresh process, the commands
 round by round so machine noise hits all of them alike; the table shows the median wall time
 and its ratio to ``python -c pass``. Targets: ``chatkeep --help`` ≤ 1.5× the bare interpreter,
 ``chatkeep history`` and ``chatkeep sessions list`` ≤ 3× (on a store of 60 live entries and 100
-saved sessions, made in a temporary directory). Byte-code is written to a temporary
+saved sessions, made at the default store location of a temporary ``HOME``: no ``--store``, no
+``CHATKEEP_STORE``, as a user who just installed chatkeep runs them). Byte-code is written to a temporary
 ``PYTHONPYCACHEPREFIX`` and the first round is untimed, so every command starts from compiled
 modules as an installed chatkeep does — even where ``PYTHONDONTWRITEBYTECODE`` is set.
 
@@ -70,15 +71,16 @@ def commands() -> dict[str, list[str]]:
     }
 
 
-def _env(store: str = "", pycache: str = "") -> dict[str, str]:
-    # No store from the caller's shell: --help must not need one, and must not open one.
+def _env(home: str = "", pycache: str = "") -> dict[str, str]:
+    # No store from the caller's shell: --help must not need one, and must not open one; the
+    # reading commands find theirs where chatkeep puts it by default under ``home``.
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith("CHATKEEP_") and k != "PYTHONDONTWRITEBYTECODE"
+        if not k.startswith("CHATKEEP_") and k not in ("PYTHONDONTWRITEBYTECODE", "XDG_DATA_HOME")
     }
-    if store:
-        env["CHATKEEP_STORE"] = store
+    if home:
+        env["HOME"] = home
     if pycache:
         env["PYTHONPYCACHEPREFIX"] = pycache
     return env
@@ -114,9 +116,14 @@ def _time_once(argv: list[str], env: dict[str, str]) -> float:
 def measure(runs: int) -> dict[str, float]:
     """Median wall seconds per command (one untimed warm-up round first, for the .pyc files)."""
     with tempfile.TemporaryDirectory(prefix="chatkeep-startup-") as root:
-        store = os.path.join(root, "chatkeep.db")
+        env = _env(os.path.join(root, "home"), os.path.join(root, "pycache"))
+        where = "from chatkeep.store import default_store_path as d; print(d())"
+        store = subprocess.run(
+            [sys.executable, "-c", where], capture_output=True, text=True, env=env, check=True
+        ).stdout.strip()
+        os.makedirs(os.path.dirname(store), mode=0o700)
         _fill(store)
-        cmds, env = commands(), _env(store, os.path.join(root, "pycache"))
+        cmds = commands()
         for argv in cmds.values():
             _time_once(argv, env)
         samples: dict[str, list[float]] = {name: [] for name in cmds}

@@ -59,6 +59,54 @@ def test_default_store_creates_only_the_data_directory(tmp_path: Path) -> None:
     assert (data_dir / "chatkeep.db").stat().st_mode & 0o777 == 0o600
 
 
+_HOMES = (None, "", "/home/ann", "/home/ann/", "/", "//srv/u", "relative/home", "~")
+_XDGS = (None, "", " ", "/data", "/data/", "/x y ", "rel/xdg", "~/share", "/a//b")
+
+
+@pytest.mark.parametrize("home", _HOMES)
+@pytest.mark.parametrize("xdg", _XDGS)
+def test_default_store_path_is_where_platformdirs_puts_it(
+    home: str | None, xdg: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The default store sits in the data directory platformdirs names, whatever ``HOME`` and
+    ``XDG_DATA_HOME`` hold (chatkeep answers the plain Linux cases without importing it)."""
+    import platformdirs
+
+    from chatkeep.store import default_store_path
+
+    for key, value in (("HOME", home), ("XDG_DATA_HOME", xdg)):
+        if value is None:
+            monkeypatch.delenv(key, raising=False)
+        else:
+            monkeypatch.setenv(key, value)
+    try:
+        expected = os.path.join(platformdirs.user_data_dir("chatkeep"), "chatkeep.db")
+    except RuntimeError:  # platformdirs cannot name a home: nor may chatkeep guess one
+        with pytest.raises(RuntimeError):
+            default_store_path()
+        return
+    assert default_store_path() == expected
+
+
+def test_default_store_path_does_not_import_platformdirs_on_linux(tmp_path: Path) -> None:
+    """A reading command on the default store does not pay for importing platformdirs."""
+    code = (
+        "import sys; from chatkeep.store import default_store_path as d; p = d();"
+        " print(p); print('platformdirs' in sys.modules)"
+    )
+    env = {k: v for k, v in _clean_env().items() if k != "XDG_DATA_HOME"}
+    proc = subprocess.run(
+        [_python(), "-c", code],
+        capture_output=True,
+        text=True,
+        env={**env, "HOME": str(tmp_path)},
+        check=True,
+    )
+    path, imported = proc.stdout.split()
+    assert path == str(tmp_path / ".local" / "share" / "chatkeep" / "chatkeep.db")
+    assert imported == "False"
+
+
 def test_directory_as_store_is_refused(tmp_path: Path) -> None:
     """--store pointing at a directory is a StoreError suggesting a file inside it."""
     with pytest.raises(chatkeep.StoreError, match="is a directory") as err:
