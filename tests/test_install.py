@@ -94,3 +94,31 @@ def test_the_installed_command_starts_without_a_launchers_imports(installed: Pat
     assert not loaded & {"re", "click", "rich"}
     same = _sh(installed / "python", "-m", "chatkeep", "--help", env=env)
     assert same.stdout == proc.stdout and "Usage: chatkeep" in same.stdout
+
+
+def test_the_reading_commands_import_neither_json_nor_re(installed: Path, tmp_path: Path) -> None:
+    """`history` and `sessions list` on the default store answer without importing `json`
+    (and so `re`), Click or platformdirs: each costs about a bare interpreter start here."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CHATKEEP_", "VIRTUAL_ENV")) and k != "XDG_DATA_HOME"
+    }
+    env["HOME"] = str(tmp_path)
+    fill = (
+        "import chatkeep; s = chatkeep.open();"
+        " s.history.append({'role': 'user', 'content': 'zebra notes'});"
+        " s.sessions.save('Zebra notes'); s.history.append({'role': 'user', 'content': 'live'});"
+        " s.close()"
+    )
+    _sh(installed / "python", "-c", fill, env=env)
+    for args, shown in (
+        (("history",), "live"),
+        (("sessions", "list"), "Zebra notes"),
+        (("sessions", "list", "zebra"), "Zebra notes"),
+    ):
+        proc = _sh(installed / "chatkeep", *args, env={**env, "PYTHONPROFILEIMPORTTIME": "1"})
+        loaded = {line.rsplit("|", 1)[-1].strip() for line in proc.stderr.splitlines()}
+        assert shown in proc.stdout
+        assert "chatkeep.cli.fast" in loaded and "chatkeep.storage.sqlite" in loaded
+        assert not loaded & {"json", "re", "click", "rich", "platformdirs"}, args

@@ -13,8 +13,6 @@ is exactly one definition of what an image data URL is.
 
 from __future__ import annotations
 
-import re
-
 from .errors import InvalidValue, UndecodableImage
 
 __all__ = [
@@ -33,14 +31,20 @@ __all__ = [
 _HEAD = r"^data:(image/[A-Za-z0-9.+-]+)(?:;[^,;]*)*?;base64,"
 #: A whole image data URL as the entry validator accepts it (base64 alphabet and whitespace).
 _WHOLE = r"^data:image/[A-Za-z0-9.+-]+(?:;[^,;]*)*?;base64,[A-Za-z0-9+/=\s]*$"
+TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
+if TYPE_CHECKING:
+    import re
+
 _compiled: dict[str, re.Pattern[str]] = {}
 
 
 def _pattern(name: str) -> re.Pattern[str]:
     """``HEAD_RE`` or ``IMAGE_URL_RE``, compiled on first use (compiling both at import time
-    cost the reading commands' start-up more than a millisecond)."""
+    cost the reading commands' start-up more than a millisecond, and importing `re` more)."""
     found = _compiled.get(name)
     if found is None:
+        import re
+
         found = _compiled[name] = (
             re.compile(_HEAD, re.I) if name == "HEAD_RE" else re.compile(_WHOLE)
         )

@@ -9,8 +9,6 @@
 
 from __future__ import annotations
 
-import json
-
 from .errors import InvalidValue
 
 TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
@@ -25,6 +23,8 @@ PREFIX = "sha256:"
 def canonical_json(value: Any) -> str:
     """Sorted keys, compact separators, UTF-8 kept: the bytes every JSON digest is taken of.
     A value that is not JSON raises :class:`~chatkeep.errors.InvalidValue`."""
+    import json  # here, not at import: it loads `re`, which reading never needs
+
     try:
         return json.dumps(
             value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False

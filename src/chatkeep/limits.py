@@ -15,7 +15,6 @@ areas and imports for every other value. Errors name the limit that was hit.
 
 from __future__ import annotations
 
-import json
 import math
 
 from .errors import InvalidValue
@@ -193,6 +192,8 @@ def parse_json(
     )
     if not isinstance(text, str | bytes | bytearray):
         raise InvalidValue(f"{what} must be text or bytes, got {type(text).__name__}", hint=hint)
+    import json  # here, not at import: it loads `re`, which reading never needs
+
     try:
         if isinstance(text, bytes | bytearray):
             text = bytes(text).decode("utf-8-sig")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import re
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -29,18 +27,20 @@ def working(message: str) -> Iterator[None]:
 
 #: C0 controls (but tab and newline), DEL and C1 controls: a stored name or text holding them
 #: could move the cursor or recolour the terminal, so human output shows them escaped.
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_CONTROL = {c: f"\\x{c:02x}" for c in (*range(0x00, 0x09), *range(0x0B, 0x20), *range(0x7F, 0xA0))}
 
 
 def plain(text: Any) -> str:
     """User text for the terminal, read as nothing but text: control characters (escape
     sequences included) are shown as ``\\xNN``; rich markup is never applied to it (tables get
     it as ``rich.text.Text``)."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+    return str(text).translate(_CONTROL)
 
 
 def json_text(value: Any) -> str:
     """The stable JSON of every ``--json`` output, with its final newline."""
+    import json  # here, not at import: it loads `re`, which text output never needs
+
     return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
 
 

@@ -11,12 +11,12 @@ In ``store.local`` the key ``history`` is the live history: reading it returns
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Callable, Iterable
 
 from ..constants import HISTORY_KEY
 from ..errors import InvalidValue
+from ..jsontext import loads
 from ..limits import MAX_KEY_CHARS, check_key, check_text, check_value
 from . import codec
 
@@ -149,7 +149,7 @@ class MemoryArea:
         single = isinstance(keys, str)
         names = _keys_arg(keys)
         with self._lock:
-            out = {k: json.loads(self._data[k]) for k in names if k in self._data}
+            out = {k: loads(self._data[k]) for k in names if k in self._data}
         return out.get(names[0]) if single else out
 
     def set(self, key_or_items: str | dict[str, Any], value: Any = None) -> None:
@@ -174,7 +174,7 @@ class MemoryArea:
     def modify(self, key: str, fn: Callable[[Any], Any], default: Any = None) -> Any:
         check_key(key)
         with self._lock:
-            current = json.loads(self._data[key]) if key in self._data else default
+            current = loads(self._data[key]) if key in self._data else default
             result = fn(current)
             if result is not None:
                 check_value(result)

@@ -19,14 +19,13 @@ Contract:
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable, Iterable
 
 from ..constants import GET_ALL_KEYS, SESSIONS_INDEX_KEY
 from ..dataurl import head_length
 from ..digest import digest_text, hex_of
 from ..errors import CorruptValue, InvalidValue
+from ..jsontext import loads
 from ..limits import check_value
 
 TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
@@ -111,6 +110,8 @@ def text_blobs_for(key: str) -> bool:
 
 def dumps(value: Any) -> str:
     try:
+        import json  # here, not at import: reading needs only jsontext.loads
+
         return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     except (TypeError, ValueError) as exc:
         raise InvalidValue(f"value is not JSON-compatible: {exc}") from None
@@ -169,12 +170,17 @@ def blob_hashes(text: str) -> set[str]:
     """Hashes referenced by a stored text, without decoding the whole value."""
     if MARK_JSON not in text:
         return set()
+    global _MARK_RE
+    if _MARK_RE is None:  # compiled on first use: `re` costs start-up time
+        import re
+
+        _MARK_RE = re.compile(r'"\\u0000b:([0-9a-f]{64})"')
     return set(_MARK_RE.findall(text))
 
 
 MARK_JSON = "\\u0000b:"
 # May over-match inside escaped strings; decode only resolves real markers, so a superset is fine.
-_MARK_RE = re.compile(r'"\\u0000b:([0-9a-f]{64})"')
+_MARK_RE: Any = None
 
 
 def loads_stored(text: str) -> Any:
@@ -186,7 +192,7 @@ def loads_stored(text: str) -> Any:
 
 def _loads(text: str) -> Any:
     try:
-        return json.loads(text)
+        return loads(text)
     except RecursionError:
         raise CorruptValue("the stored value nests too deep to parse") from None
     except (TypeError, ValueError) as exc:
@@ -238,7 +244,7 @@ def decode_many(
         return []
     joined = "[" + ",".join(texts) + "]"
     try:
-        values = json.loads(joined)
+        values = loads(joined)
     except (TypeError, ValueError, RecursionError):
         values = None
     if not isinstance(values, list) or len(values) != len(texts):

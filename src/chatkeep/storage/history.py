@@ -16,7 +16,6 @@ and rewrites only those rows: its cost follows the entries it changes, not the h
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -29,6 +28,7 @@ from ..entries import (
     validate_entry,
 )
 from ..errors import CorruptValue, InvalidEntry, InvalidValue
+from ..jsontext import loads
 from . import codec
 from .sql import now_ms
 
@@ -128,7 +128,7 @@ class History:
         if snap is None:
             return []
         if snap.clean:  # known: plain JSON, one readable entry per row
-            return list(json.loads(snap.text))
+            return list(loads(snap.text))
         try:
             values = codec.decode(snap.text, tx.fetch_urls)
         except CorruptValue:
@@ -149,7 +149,7 @@ class History:
         clean = False
         if not codec.needs_resolve(text):
             try:
-                values = json.loads(text)
+                values = loads(text)
             except (TypeError, ValueError, RecursionError):
                 values = None
             clean = (

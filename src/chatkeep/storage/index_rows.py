@@ -14,10 +14,9 @@ owner ``k:savedSessions`` and are reset whenever the whole list is written.
 
 from __future__ import annotations
 
-import json
-
 from ..constants import SESSIONS_INDEX_KEY
 from ..errors import CorruptValue
+from ..jsontext import loads
 from . import codec
 
 TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
@@ -298,7 +297,7 @@ def convert_all_profiles(backend: Any) -> bool:
         "SELECT profile, value FROM ck_kv WHERE key=?", (SESSIONS_INDEX_KEY,)
     ):
         try:
-            items = json.loads(text)  # markers unresolved: rows keep the stored form as it is
+            items = loads(text)  # markers unresolved: rows keep the stored form as it is
         except ValueError:
             continue
         if not isinstance(items, list):

@@ -9,10 +9,10 @@ lifecycle operations that combine storage with the request rules.
 
 from __future__ import annotations
 
-import json
-
 from ..constants import DEFAULTS, GET_ALL_KEYS, ORIGINAL_PREFIX, SESSIONS_INDEX_KEY
 from ..entries import has_image_parts, image_part_url, is_image_part
+from ..jsontext import loads
+from . import codec
 from .areas import LocalArea, MemoryArea
 from .backend import Backend
 from .history import History
@@ -97,7 +97,7 @@ class Profile:
                 "SELECT kv FROM ck_versions WHERE profile=?", (self.profile,)
             )
             if (int(now) if now is not None else 0) == cached[0]:
-                return json.loads(cached[1])
+                return loads(cached[1])
         with self._backend.transaction(self.profile, write=False) as tx:
             version = tx.versions()[0]
             stored = tx.kv_get(list(GET_ALL_KEYS))
@@ -107,7 +107,7 @@ class Profile:
             for key, value in stored.items():
                 out[key] = _merge_default(key, value) if key in DEFAULTS else value
             if not tx.write:  # a write transaction may still roll back what it read
-                self._settings = (version, json.dumps(out, ensure_ascii=False))
+                self._settings = (version, codec.dumps(out))
         return out
 
     def keep_original(self, entry: dict[str, Any]) -> bool:
@@ -198,7 +198,7 @@ class Profile:
             # parse the stored texts only: blobs (images, long texts) are not loaded for this
             for key, text in tx.kv_raw(tx.kv_keys()).items():
                 try:
-                    value = json.loads(text)
+                    value = loads(text)
                 except ValueError:
                     corrupt.append(key)
                     continue
