@@ -114,6 +114,7 @@ class _Timer:
         self.rnd = random.Random(5)
         self.samples: dict[str, list[float]] = {f: [] for f in FIGURES}
         self.per_query: dict[str, list[float]] = {}
+        self.answer: dict[str, int] = {}  # rows on the page each query returned
         for _ in range(3):  # warm-up, untimed
             store.history.append(_entry(self.rnd, 0))
             store.history.read()
@@ -132,8 +133,9 @@ class _Timer:
         self._timed("get_all", store.get_all)
         for q in QUERIES:  # one page of the drawer, as the panel asks for it
             t0 = time.perf_counter()
-            store.sessions.list(q, limit=chatkeep.DRAWER_PAGE)
+            page = store.sessions.list(q, limit=chatkeep.DRAWER_PAGE)
             took = time.perf_counter() - t0
+            self.answer[q] = len(page)
             self.samples["drawer search"].append(took)
             self.per_query.setdefault(q, []).append(took)
         row = self._timed("session save", lambda: store.sessions.save("scale round"))
@@ -142,6 +144,7 @@ class _Timer:
     def medians(self) -> dict[str, float]:
         out = {f: _med(v) for f, v in self.samples.items()}
         out.update({f"search {q!r}": _med(v) for q, v in self.per_query.items()})
+        out.update({f"rows {q!r}": float(n) for q, n in self.answer.items()})
         return out
 
 
@@ -255,12 +258,16 @@ def print_report(out: dict[str, Any]) -> None:
     print("-" * len(line))
     for r in rows:
         print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip())
-    print("drawer search by query (one page of the drawer, medians):")
+    print("drawer search by query (one page of the drawer, medians; rows: the page's size):")
     for name, by_scale in out["results"].items():
         for key in by_scale[lo]:
             if key.startswith("search "):
                 a, b = by_scale[lo][key], by_scale[hi][key]
-                print(f"  {name:<10}  {key[7:]:<26}  {_t(a):>9}  {_t(b):>9}  {b / a:6.2f}×")
+                n = "/".join(f"{by_scale[k].get('rows ' + key[7:], 0):.0f}" for k in (lo, hi))
+                print(
+                    f"  {name:<10}  {key[7:]:<26}  {_t(a):>9}  {_t(b):>9}  {b / a:6.2f}×"
+                    f"  rows {n}"
+                )
     for name, by_scale in out["build"].items():
         print(
             f"build (one import_data) on {name}: "

@@ -99,6 +99,16 @@ def test_a_page_is_a_slice_of_the_whole_listing(drawer: chatkeep.Store, q, limit
     assert drawer.sessions.list(q, limit=limit, offset=offset) == whole[offset : offset + limit]
 
 
+@pytest.mark.parametrize("q", ["e", "1", "zq", "%", "_", "ß", "ss", '"', " ", "ze"])
+def test_short_queries_page_the_drawer_in_its_order(drawer: chatkeep.Store, q: str) -> None:
+    """Needles shorter than a trigram (no index answers them) page as the model says: the
+    drawer is read in its order only as far as the page's last match."""
+    want = _model(drawer, q)
+    for limit, offset in ((1, 0), (7, 3), (50, 0), (50, 150), (200, 0)):
+        got = drawer.sessions.list(q, limit=limit, offset=offset)
+        assert [r["id"] for r in got] == want[offset : offset + limit], (q, limit, offset)
+
+
 def test_pages_walk_the_drawer_without_gaps(drawer: chatkeep.Store) -> None:
     """Reading page after page of DRAWER_PAGE rows gives every row once, in order."""
     for q in ("", "network", "zebra", "fish"):

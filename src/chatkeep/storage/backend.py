@@ -65,6 +65,10 @@ class Backend(ABC):
         or ``None`` where :attr:`ordered_rids` cannot answer."""
         return None
 
+    def indexed_search(self, needle: str) -> bool:
+        """Whether :meth:`match_ords_sql` answers ``needle`` from an index rather than a scan."""
+        return False
+
     def match_ords_sql(self, needle: str, profile: str) -> tuple[str, tuple[Any, ...]]:
         """A subquery selecting ``ord, pinned, created_at`` of every index row of ``profile``
         with a usable id whose name or digest contains ``needle`` (already lower-cased), with

@@ -247,14 +247,25 @@ class IndexRows:
                 top = None if legacy else self._b.top_matches(needle, self.profile, want)
                 if top is not None:
                     return top[offset:want]
+            join = (
+                f" FROM ck_sessions s LEFT JOIN {self._b.digest_table} d"
+                " ON d.profile = s.profile AND d.id = s.id WHERE s.profile=? AND s.id IS NOT NULL"
+            )
+            if not self._b.indexed_search(needle):  # no index answers it (a short needle):
+                return [  # the drawer in its order, read up to the page's last match
+                    (int(o), v)
+                    for o, v in self._b.query(
+                        f"SELECT s.ord, s.value{join} AND ({fn}(s.name_lc, ?) > 0"
+                        f" OR {fn}(d.digest, ?) > 0)" + _ORDER.format(p="s.") + page,
+                        (self.profile, needle, needle),
+                    )
+                ]
             scan = SCAN_PAGES * want
             if self._b.local:  # an embedded file: Python's substring search is the faster
                 seen = [
                     (o, v if needle in n or (d is not None and needle in d) else None)
                     for o, v, n, d in self._b.query(
-                        "SELECT s.ord, s.value, s.name_lc, d.digest FROM ck_sessions s"
-                        f" LEFT JOIN {self._b.digest_table} d ON d.profile = s.profile"
-                        " AND d.id = s.id WHERE s.profile=? AND s.id IS NOT NULL"
+                        f"SELECT s.ord, s.value, s.name_lc, d.digest{join}"
                         + _ORDER.format(p="s.")
                         + " LIMIT ?",
                         (self.profile, scan + 1),
@@ -264,9 +275,7 @@ class IndexRows:
                 seen = self._b.query(
                     f"SELECT ord, CASE WHEN {fn}(name_lc, ?) > 0 OR {fn}(dg, ?) > 0 THEN value"
                     " END FROM (SELECT s.ord, s.value, s.pinned, s.created_at, s.name_lc,"
-                    f" d.digest AS dg FROM ck_sessions s LEFT JOIN {self._b.digest_table} d"
-                    " ON d.profile = s.profile AND d.id = s.id WHERE s.profile=?"
-                    " AND s.id IS NOT NULL"
+                    f" d.digest AS dg{join}"
                     + _ORDER.format(p="s.")
                     + " LIMIT ?) t"
                     + _ORDER.format(p=""),
@@ -276,16 +285,14 @@ class IndexRows:
             if len(hits) >= want or len(seen) <= scan:  # the page, or the whole drawer
                 return hits[offset:want]
         sql, params = self._b.match_ords_sql(needle, self.profile)
+        if limit is not None or offset:  # a page is cut from the matches' keys first
+            sql = f"SELECT ord, pinned, created_at FROM ({sql}) m{_ORDER.format(p='')}{page}"
         return [
             (int(o), v)
             for o, v in self._b.query(
-                # the page is cut from the matches' keys; only its rows are read whole
-                # (CROSS JOIN fixes that order on SQLite)
-                f"SELECT s.ord, s.value FROM (SELECT ord, pinned, created_at FROM ({sql}) m"
-                + _ORDER.format(p="")
-                + page
-                + f") t {self._b.cross_join} ck_sessions s ON s.profile = ? AND s.ord = t.ord"
-                + _ORDER.format(p="t."),
+                # only the page's rows are read whole (CROSS JOIN fixes that order on SQLite)
+                f"SELECT s.ord, s.value FROM ({sql}) t {self._b.cross_join} ck_sessions s"
+                " ON s.profile = ? AND s.ord = t.ord" + _ORDER.format(p="t."),
                 (*params, self.profile),
             )
         ]

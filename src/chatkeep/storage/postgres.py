@@ -104,6 +104,9 @@ class PostgresBackend(Backend):
         except StoreError:  # best effort: the import itself is committed already
             pass
 
+    def indexed_search(self, needle: str) -> bool:
+        return len(needle) >= 3  # pg_trgm finds no trigram in a shorter needle: it would scan
+
     def match_ords_sql(self, needle: str, profile: str) -> tuple[str, tuple[Any, ...]]:
         """``LIKE '%…%'``, which the trigram indexes answer (a plain scan without them)."""
         like = _like(needle)

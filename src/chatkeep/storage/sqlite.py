@@ -280,6 +280,9 @@ class SQLiteBackend(Backend):
     def top_matches(self, needle: str, profile: str, want: int) -> list[tuple[int, str]] | None:
         return top_matches(self, needle, profile, want)
 
+    def indexed_search(self, needle: str) -> bool:
+        return trigram_match_sql(self, needle, "") is not None
+
     def match_ords_sql(self, needle: str, profile: str) -> tuple[str, tuple[Any, ...]]:
         found = trigram_match_sql(self, needle, profile)
         return found if found is not None else super().match_ords_sql(needle, profile)
