@@ -265,8 +265,7 @@ def print_report(out: dict[str, Any]) -> None:
                 a, b = by_scale[lo][key], by_scale[hi][key]
                 n = "/".join(f"{by_scale[k].get('rows ' + key[7:], 0):.0f}" for k in (lo, hi))
                 print(
-                    f"  {name:<10}  {key[7:]:<26}  {_t(a):>9}  {_t(b):>9}  {b / a:6.2f}×"
-                    f"  rows {n}"
+                    f"  {name:<10}  {key[7:]:<26}  {_t(a):>9}  {_t(b):>9}  {b / a:6.2f}×  rows {n}"
                 )
     for name, by_scale in out["build"].items():
         print(
