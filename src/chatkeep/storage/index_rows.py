@@ -224,12 +224,14 @@ class IndexRows:
 
         Where the trigram rows are kept in the drawer's order (SQLite,
         :attr:`~.backend.Backend.ordered_rids`) the index reads the page's first matches
-        only, whatever the query. Elsewhere a search first looks through the first
-        :data:`SCAN_PAGES` pages' worth of rows in that order directly; when they fill the
-        page it is done, so a query most sessions match costs the same in a drawer of any
-        size. Otherwise the digest index answers it (``pg_trgm`` on PostgreSQL): a query few
-        sessions match reads only those, and only the page's rows are joined to their
-        values. ``legacy``: whether the profile holds legacy rows, when the caller knows."""
+        only, whatever the query. A needle no index answers (shorter than a trigram) is
+        looked for in the drawer's order, in SQL, up to the page's last match. Otherwise a
+        search first looks through the first :data:`SCAN_PAGES` pages' worth of rows in that
+        order directly; when they fill the page it is done, so a query most sessions match
+        costs the same in a drawer of any size. Then the digest index answers it (``pg_trgm``
+        on PostgreSQL): a query few sessions match reads only those, and only the page's rows
+        are joined to their values. ``legacy``: whether the profile holds legacy rows, when
+        the caller knows."""
         limit = None if limit is None else min(limit, _ALL)
         offset = min(offset, _ALL)
         page = f" LIMIT {_ALL if limit is None else limit} OFFSET {offset}"
