@@ -134,6 +134,29 @@ def test_session_save_runs_the_same_statements_in_any_drawer(tmp_path) -> None:
     assert len(runs[0]) == len(runs[1])
 
 
+def test_adding_sessions_runs_the_same_statements_in_any_drawer(tmp_path) -> None:
+    """add_many (an import, a framework session's first turn) runs the same statements with 2
+    or 60 saved, and so does appending to a session: neither reads nor rewrites the others."""
+    runs = []
+    for n in (2, 60):
+        with chatkeep.open(str(tmp_path / f"a{n}.db")) as s:
+            s.sessions.add_many(
+                ({"id": f"old{i}", "name": f"old {i}"}, [user(f"topic {i}")]) for i in range(n)
+            )
+            batch = [
+                ({"id": f"new{i}", "name": ""}, [user(f"new {i}"), assistant("ok")])
+                for i in range(3)
+            ]
+            sql = _statements(s, lambda s=s, batch=batch: s.sessions.add_many(batch))
+            sql += _statements(s, lambda s=s: s.sessions.extend("new1", [user("more")]))
+            assert [r["id"] for r in s.sessions.list(limit=3)] == ["new2", "new1", "new0"]
+            assert len(s.sessions.get("new1")["history"]) == 3
+            assert s.sessions.add_many(batch) == []  # already saved: skipped, nothing written
+        runs.append(sql)
+    assert len(runs[0]) == len(runs[1])
+    assert not any(q.startswith("DELETE FROM ck_sessions") for q in runs[1])
+
+
 def test_index_stored_before_rows_is_converted(spec) -> None:
     """A store whose savedSessions list sits in one ck_kv row (before index rows) reads and
     writes the same after the migration converts it."""

@@ -41,10 +41,12 @@ class SavedConversation:
     def extend(self, new: list[Entry]) -> None:
         if not new:
             return
-        row = {"id": self.session_id, "name": ""}
-        if self.store.sessions.add_many([(row, new)]):
+        # what is saved is not rewritten; a session not saved yet is created with the entries
+        if self.store.sessions.extend(self.session_id, new) is not None:
             return
-        self.store.sessions.extend(self.session_id, new)  # what is saved is not rewritten
+        row = {"id": self.session_id, "name": ""}
+        if not self.store.sessions.add_many([(row, new)]):  # another writer created it since
+            self.store.sessions.extend(self.session_id, new)
 
     def pop(self) -> Entry | None:
         popped: list[Entry] = []

@@ -206,6 +206,12 @@ class IndexRows:
             )
         ]
 
+    def index_has_id(self, session_id: str) -> bool:
+        """Whether a row holds ``session_id`` (one indexed probe, nothing decoded)."""
+        return bool(
+            self.rows("SELECT 1 FROM ck_sessions WHERE profile=? AND id=? LIMIT 1", (session_id,))
+        )
+
     def index_has_legacy(self) -> bool:
         return bool(self.rows("SELECT 1 FROM ck_sessions WHERE profile=? AND legacy=1 LIMIT 1"))
 

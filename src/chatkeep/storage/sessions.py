@@ -249,16 +249,16 @@ class Sessions:
         """Add saved sessions with given ``id``, ``name`` and ``createdAt`` (an import).
 
         One write transaction for the whole batch: each body is validated and written as it
-        comes (a long iterable is never held in memory), the index is written once at the end;
-        a large batch then refreshes the search indexes' statistics. A row whose id is already
-        saved (or repeated in the batch) is skipped: adding a batch twice adds nothing. Any
-        error (an invalid body, or one the iterable raises) rolls back everything. The live
-        history, ``activeSessionId`` and ``maxSessions`` are not touched. Returns the rows."""
+        comes (a long iterable is never held in memory) and its row appended to the index, so
+        the cost follows the batch, not the drawer; a large batch then refreshes the search
+        indexes' statistics. A row whose id is already saved (or repeated in the batch) is
+        skipped: adding a batch twice adds nothing. Any error (an invalid body, or one the
+        iterable raises) rolls back everything. The live history, ``activeSessionId`` and
+        ``maxSessions`` are not touched. Returns the rows."""
         self._ensure_migrated()
         added: RowList = []
         with self._b.transaction(self._profile) as tx:
-            index = self._read_index(tx)
-            known = {r["id"] for r in index}
+            known: set[str] = set()  # ids of this batch; earlier ones are looked up
             for row, body in sessions:
                 sid = row.get("id")
                 if not isinstance(sid, str) or not sid or len(sid) > _ID_MAX:
@@ -266,7 +266,7 @@ class Sessions:
                         f"a session id must be a non-empty string of at most {_ID_MAX} characters",
                         hint="derive ids from the source's own conversation ids",
                     )
-                if sid in known:
+                if sid in known or tx.index_has_id(sid):
                     continue
                 validate_entries(body)
                 created = row.get("createdAt")
@@ -280,12 +280,10 @@ class Sessions:
                     "pinned": bool(row.get("pinned", False)),
                 }
                 tx.kv_put(body_key(sid), body)
-                tx.digest_add(sid, text_digest(body), new)
+                tx.index_append(new)
+                tx.digest_add(sid, text_digest(body))
                 known.add(sid)
-                index.append(new)
                 added.append(_light(new))
-            if added:
-                tx.kv_put(SESSIONS_INDEX_KEY, index)
         if len(added) >= self._b.bulk_rows:
             self._b.refresh_statistics()
         return added
