@@ -15,7 +15,9 @@ a slow moment of the machine hits both alike):
   panel asks for it) for each query of :data:`bench.workloads.QUERIES`, also shown per query
   (with :data:`SHORT_QUERY`, a one-letter search, on its own line outside the figure);
 * ``session save`` — the 60-entry live conversation saved into the drawer (deleted again,
-  untimed, so the drawer keeps its size).
+  untimed, so the drawer keeps its size);
+* ``session add`` — one 4-entry session added with ``sessions.add_many`` (what an import and
+  the first turn of an Agents SDK or LangChain session do; deleted again, untimed).
 
 The table prints each figure at 1× and 100× and the growth ratio 100×/1×; targets: growth ≤ 1.5×
 for every figure and a drawer search median ≤ 20 ms at 100×. PostgreSQL runs when
@@ -46,7 +48,7 @@ from bench.workloads import QUERIES, RARE_MARKER
 WINDOW = 60
 ARCHIVE_PER_X, SESSIONS_PER_X, SESSION_ENTRIES = 1_000, 100, 20
 HEAVY_EVERY, HEAVY_CHARS = 500, 1_000_000
-FIGURES = ("append", "get_all", "live read", "drawer search", "session save")
+FIGURES = ("append", "get_all", "live read", "drawer search", "session save", "session add")
 #: A one-letter search (the first keystroke in the drawer's search box; the letter is in the
 #: 1 % marker's sessions only): no trigram index answers it, so the drawer is read in its order
 #: up to the page's last match. Printed per query, not part of the "drawer search" figure.
@@ -146,6 +148,9 @@ class _Timer:
             self.per_query.setdefault(q, []).append(took)
         row = self._timed("session save", lambda: store.sessions.save("scale round"))
         store.sessions.delete(row["id"])
+        new = ({"id": f"added-{r}", "name": "added"}, [_entry(self.rnd, i) for i in range(4)])
+        self._timed("session add", lambda: store.sessions.add_many([new]))
+        store.sessions.delete(new[0]["id"])
 
     def medians(self) -> dict[str, float]:
         out = {f: _med(v) for f, v in self.samples.items()}
@@ -156,10 +161,13 @@ class _Timer:
 
 def measure(stores: dict[int, chatkeep.Store], rounds: int) -> dict[int, dict[str, float]]:
     """Medians (seconds) of every figure on each built profile, by scale. The scales take
-    turns round by round, so a slow moment of the machine hits all of them alike."""
+    turns round by round, so a slow moment of the machine hits all of them alike, and which
+    one goes first alternates: on PostgreSQL the profile timed right after the other's writes
+    ran 1.2–1.7× slower, whichever it was."""
     timers = {k: _Timer(store) for k, store in stores.items()}
+    turns = list(timers.values())
     for r in range(rounds):
-        for timer in timers.values():
+        for timer in turns if r % 2 == 0 else turns[::-1]:
             timer.round(r)
     return {k: timer.medians() for k, timer in timers.items()}
 
