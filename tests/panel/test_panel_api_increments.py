@@ -40,6 +40,51 @@ def test_archive_is_served_in_pages_ending_before_a_position(client, pstore):
     assert client.get("/api/archive?limit=x").status_code == 400
 
 
+def test_archive_pages_equal_the_whole_archive_read_at_once(client, pstore):
+    """Each page, read from the archive's newest end, shows what the whole archive's views show
+    at those positions, [mm:ss] pills included: a reply with no video of its own links to the
+    last video before it, even one pages earlier (and a quoted "videoSrc" is not a video)."""
+    from chatkeep.panel.views import history_view
+
+    url = "https://www.youtube.com/watch?v=abc123"
+    video = {
+        "role": "user",
+        "content": "[Video transcript]\n[00:01] hi",
+        "videoSrc": {"platform": "youtube", "url": url},
+    }
+    entries = [user('a quoted "videoSrc": {"url": "https://example.org/x"}'), video]
+    entries += [user(f"q{i}") for i in range(9)] + [assistant("see [01:05] and [1:02:03]")]
+    entries += [user(f"r{i}") for i in range(5)] + [assistant("no video yet [00:07]")]
+    pstore.local.set("maxHistoryEntries", 1)
+    for e in entries:
+        pstore.history.append(e)
+    pstore.history.append(user("live"))
+    archived = pstore.history.archived()
+    assert len(archived) == len(entries)
+    for limit in (1, 3, 4, 7, 100):
+        end = len(archived)
+        while end > 0:
+            page = client.get(f"/api/archive?before={end}&limit={limit}").json()
+            begin = max(0, end - limit)
+            assert (page["start"], page["total"]) == (begin, len(archived))
+            want = [
+                {k: v for k, v in view.items() if k != "images"}
+                for view in history_view(archived[:end], images=_Images(), start=begin)
+            ]
+            got = [{k: v for k, v in view.items() if k != "images"} for view in page["entries"]]
+            assert got == want, (limit, end)
+            end = begin
+    html = client.get("/api/archive?before=12&limit=1").json()["entries"][0]["html"]
+    assert "abc123" in html and "t=65s" in html
+
+
+class _Images:
+    """A stand-in registry for a model of views with no images."""
+
+    def remember(self, url: str) -> str:
+        raise AssertionError("no images here")
+
+
 def test_save_writes_back_into_the_loaded_session(client, pstore):
     """``POST /api/sessions/{id}/update`` rewrites that session's body; no new session appears."""
     pstore.history.append(user("first"))

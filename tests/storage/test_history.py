@@ -6,6 +6,8 @@ import threading
 import time
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import chatkeep
 from chatkeep import BROWSA_PAGE_CONTEXT_PREFIX, InvalidEntry
@@ -359,3 +361,30 @@ def test_blob_deleted_when_last_reference_goes(store: chatkeep.Store, spec) -> N
     store.sessions.delete(sid)
     assert spec.dump()["ck_blobs"] == []
     assert spec.dump()["ck_blob_refs"] == []
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(before=st.one_of(st.none(), st.integers(-3, 30)), limit=st.integers(-2, 30))
+def test_an_archive_page_is_a_slice_of_the_archive(store, before, limit) -> None:  # noqa: ANN001
+    """archived_page(before, limit) is archived()[before - limit:before] (clamped), with the
+    archive's length and the page's start, on both backends; archived_last_with finds the
+    newest entry before a position that holds the key."""
+    if not store.history.archived_count():
+        store.local.set("maxHistoryEntries", 1)
+        for i in range(21):
+            extra = {"videoSrc": {"platform": "youtube", "url": f"https://youtu.be/v{i}"}}
+            entry = {**user(f'e{i} "videoSrc": no'), **(extra if i % 7 == 3 else {})}
+            store.history.append(entry)
+    whole = store.history.archived()
+    total, start, got = store.history.archived_page(before, limit)
+    end = len(whole) if before is None else max(0, min(before, len(whole)))
+    assert (total, start) == (len(whole), max(0, end - max(0, limit)))
+    assert got == whole[start:end]
+    want = next((e for e in reversed(whole[:start]) if "videoSrc" in e), None)
+    assert store.history.archived_last_with("videoSrc", start) == want
+    if before is not None:
+        cut = max(0, min(before, len(whole)))
+        want = next((e for e in reversed(whole[:cut]) if "videoSrc" in e), None)
+        assert store.history.archived_last_with("videoSrc", before) == want

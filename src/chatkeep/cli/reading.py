@@ -26,9 +26,13 @@ def when(ms: object) -> str:
 
 def history_text(store: Any, *, as_json: bool, archived: bool, last: int | None) -> str:
     """``chatkeep history [--json] [--archived] [-n N]``: the live history or the archive."""
-    entries = store.history.archived() if archived else store.history.read()
-    start = 0 if last is None else max(0, len(entries) - last)
-    views = [entry_view(i, entries[i]) for i in range(start, len(entries))]
+    if archived and last is not None:  # the last N only: read from the archive's newest end
+        _total, first, entries = store.history.archived_page(None, last)
+        views = [entry_view(first + k, e) for k, e in enumerate(entries)]
+    else:
+        entries = store.history.archived() if archived else store.history.read()
+        start = 0 if last is None else max(0, len(entries) - last)
+        views = [entry_view(i, entries[i]) for i in range(start, len(entries))]
     if as_json:
         return json_text(views)
     lines = [plain(render_entry(v)) for v in views]

@@ -112,7 +112,8 @@ def _image_urls(entry: dict[str, Any]) -> list[str]:
     return [image_part_url(p) for p in content if is_image_part(p)]
 
 
-def _video_url(entry: dict[str, Any]) -> str | None:
+def video_url(entry: dict[str, Any]) -> str | None:
+    """The ``videoSrc`` URL of an entry, if it has one."""
     src = entry.get("videoSrc")
     if isinstance(src, dict) and isinstance(src.get("url"), str) and src["url"]:
         return src["url"]
@@ -125,14 +126,18 @@ def history_view(
     images: ImageRegistry,
     collapse_thoughts: bool = True,
     start: int = 0,
+    first: int = 0,
+    video: str | None = None,
 ) -> list[dict[str, Any]]:
     """The page's view of the live history (see the module docstring); with ``start``, only
-    the views of ``entries[start:]`` (the earlier entries still give the video context)."""
+    the views of ``entries[start:]`` (the earlier entries still give the video context).
+    ``first``: the position of ``entries[0]`` (a page of the archive); ``video``: the video
+    context of the entries before it."""
     out: list[dict[str, Any]] = []
-    video: str | None = None
-    for i, entry in enumerate(entries):
-        if i < start:
-            video = _video_url(entry) or video
+    for k, entry in enumerate(entries):
+        i = first + k
+        if k < start:
+            video = video_url(entry) or video
             continue
         base = entry_view(i, entry)
         view: dict[str, Any] = {"index": i, "role": base["role"]}
@@ -141,7 +146,7 @@ def history_view(
                 view[key] = base[key]
         if isinstance(entry.get("usage"), dict):
             view["usage"] = entry["usage"]
-        video = _video_url(entry) or video
+        video = video_url(entry) or video
         infos = [p for p in base["content"] if p.get("type") == "image"]
         if is_attachment(entry):
             meta = dict(base.get("attachment") or {})
@@ -159,7 +164,7 @@ def history_view(
             view["images"] = pictures
             if entry.get("role") == "assistant":
                 view["html"] = render_markdown_cached(
-                    view["text"], _video_url(entry) or video, collapse_thoughts
+                    view["text"], video_url(entry) or video, collapse_thoughts
                 )
         out.append(view)
     return out

@@ -193,6 +193,29 @@ class History:
         with self._b.transaction(self._profile, write=False) as tx:
             return tx.archive_count()
 
+    def archived_page(self, before: int | None, limit: int) -> tuple[int, int, Entries]:
+        """``(total, start, entries)``: the archive's length and its entries at positions
+        ``[start, end)``, oldest first, where ``end`` is ``before`` (``None``: the end) and
+        ``start`` is ``limit`` positions earlier. Read from the newest end: a page near it reads
+        only its rows, whatever the archive's size (a row that cannot be read is left out)."""
+        with self._b.transaction(self._profile, write=False) as tx:
+            total = tx.archive_count()
+            end = total if before is None else max(0, min(before, total))
+            start = max(0, end - max(0, limit))
+            texts = tx.archive_slice_rows(total - end, end - start) if end > start else []
+            values = codec.decode_many(texts[::-1], tx.fetch_urls)
+        return total, start, [v for v in values if not isinstance(v, CorruptValue)]
+
+    def archived_last_with(self, key: str, before: int) -> dict[str, Any] | None:
+        """The newest archived entry at a position before ``before`` that has the top-level
+        ``key`` (only rows whose stored text holds ``"key":`` are decoded), or ``None``."""
+        with self._b.transaction(self._profile, write=False) as tx:
+            for text in tx.archive_rows_holding(f'"{key}":', max(0, before)):
+                found = codec.decode_many([text], tx.fetch_urls)[0]
+                if isinstance(found, dict) and key in found:
+                    return found
+        return None
+
     def archive_append(self, entries: Entries) -> int:
         """Add ``entries`` (validated) to the end of the archive in one transaction, e.g. a
         question and its late reply whose session was deleted meanwhile (SPEC §7.2). Returns

@@ -8,7 +8,7 @@ more ``history`` write (``Tx.bump``) so per-process caches of the live history s
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
 if TYPE_CHECKING:
@@ -184,6 +184,34 @@ class HistoryRows:
                 (after, limit),
             )
         ]
+
+    def archive_slice_rows(self, skip: int, n: int) -> list[str]:
+        """Texts of ``n`` archive rows, newest first, after the newest ``skip``."""
+        return [
+            r[0]
+            for r in self.rows(
+                "SELECT value FROM ck_archive WHERE profile=? ORDER BY seq DESC LIMIT ? OFFSET ?",
+                (n, skip),
+            )
+        ]
+
+    def archive_rows_holding(self, needle: str, before: int) -> Iterator[str]:
+        """Texts of the archive rows at positions before ``before`` holding ``needle``, newest
+        first (the scan stops where the caller does, a page of candidates at a time)."""
+        fn = self._b.substring_fn
+        bound = "SELECT seq FROM ck_archive WHERE profile=? ORDER BY seq LIMIT 1 OFFSET ?"
+        last: int | None = None
+        while True:
+            rows = self.rows(
+                f"SELECT seq, value FROM ck_archive WHERE profile=? AND {fn}(value, ?) > 0"
+                f" AND seq < coalesce(({bound}), ?) AND seq < ? ORDER BY seq DESC LIMIT 16",
+                (needle, self.profile, before, 2**62, 2**62 if last is None else last),
+            )
+            for seq, text in rows:
+                yield text
+                last = int(seq)
+            if len(rows) < 16:
+                return
 
     def archive_next_seq(self) -> int:
         r = self.rows("SELECT max(seq) FROM ck_archive WHERE profile=?")

@@ -30,10 +30,11 @@ from starlette.responses import Response
 from starlette.routing import Route
 from starlette.templating import Jinja2Templates
 
-from ... import DEFAULT_UNSEEN_BUDGET, __version__
+from ... import DEFAULT_UNSEEN_BUDGET, __version__, entry_text
 from ..http import BadRequest, NotFound, json_body, ok, threaded
+from ..markdown import TIMESTAMP_RE
 from ..state import PanelState, public_settings
-from ..views import history_view
+from ..views import history_view, video_url
 
 __all__ = ["ROUTES", "current_session", "history_payload", "int_param"]
 
@@ -53,12 +54,35 @@ def history_payload(
     *,
     start: int = 0,
     entries: list[Any] | None = None,
+    first: int = 0,
+    video: str | None = None,
 ) -> list[Any]:
-    """The live history as page views (reads ``get_all()`` only when not given)."""
+    """The live history as page views (reads ``get_all()`` only when not given); ``first`` and
+    ``video`` as :func:`~chatkeep.panel.views.history_view` takes them."""
     settings = settings if settings is not None else panel.store.get_all()
     collapse = settings.get("thoughtAutoCollapse", True) is not False
     entries = entries if entries is not None else panel.store.history.read()
-    return history_view(entries, images=panel.images, collapse_thoughts=collapse, start=start)
+    return history_view(
+        entries,
+        images=panel.images,
+        collapse_thoughts=collapse,
+        start=start,
+        first=first,
+        video=video,
+    )
+
+
+def _needs_video_context(entries: list[Any]) -> bool:
+    """Whether a reply among ``entries`` shows ``[mm:ss]`` markers before any video of its own
+    or of the entries before it: only then does the video before them matter."""
+    for entry in entries:
+        if not isinstance(entry, dict):
+            continue
+        if video_url(entry):
+            return False
+        if entry.get("role") == "assistant" and TIMESTAMP_RE.search(entry_text(entry)):
+            return True
+    return False
 
 
 def current_session(panel: PanelState) -> dict[str, Any] | None:
@@ -131,11 +155,15 @@ async def archive(request: Request) -> Response:
     limit = min(int_param(request, "limit", 30) or 30, MAX_ARCHIVE_PAGE)
 
     def run() -> dict[str, Any]:
-        entries = panel.store.history.archived()
-        end = len(entries) if before is None else min(before, len(entries))
-        begin = max(0, end - limit)
-        views = history_payload(panel, start=begin, entries=entries[:end])
-        return {"entries": views, "start": begin, "total": len(entries)}
+        # one page read from the archive's newest end, not the whole archive
+        history = panel.store.history
+        total, begin, entries = history.archived_page(before, limit)
+        video = None
+        if _needs_video_context(entries):  # a reply's [mm:ss] pills link to an earlier video
+            found = history.archived_last_with("videoSrc", begin)
+            video = video_url(found) if found is not None else None
+        views = history_payload(panel, entries=entries, first=begin, video=video)
+        return {"entries": views, "start": begin, "total": total}
 
     return ok(await threaded(run))
 
