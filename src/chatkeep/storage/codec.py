@@ -170,17 +170,23 @@ def blob_hashes(text: str) -> set[str]:
     """Hashes referenced by a stored text, without decoding the whole value."""
     if MARK_JSON not in text:
         return set()
-    global _MARK_RE
-    if _MARK_RE is None:  # compiled on first use: `re` costs start-up time
-        import re
-
-        _MARK_RE = re.compile(r'"\\u0000b:([0-9a-f]{64})"')
-    return set(_MARK_RE.findall(text))
+    return set(mark_re().findall(text))
 
 
 MARK_JSON = "\\u0000b:"
-# May over-match inside escaped strings; decode only resolves real markers, so a superset is fine.
 _MARK_RE: Any = None
+
+
+def mark_re() -> Any:
+    """The pattern of a blob marker in a stored text (group 1: the hash), compiled on first
+    use: `re` costs start-up time. It may over-match inside escaped strings; decode only
+    resolves real markers, so a superset is fine."""
+    global _MARK_RE
+    if _MARK_RE is None:
+        import re
+
+        _MARK_RE = re.compile(r'"\\u0000b:([0-9a-f]{64})"')
+    return _MARK_RE
 
 
 def loads_stored(text: str) -> Any:

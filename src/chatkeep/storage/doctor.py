@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import stat
 from typing import TYPE_CHECKING, Any
 
@@ -44,7 +43,6 @@ if TYPE_CHECKING:
 __all__ = ["QUARANTINE_PREFIX", "check"]
 
 QUARANTINE_PREFIX = "quarantine_"
-_MARK_RE = re.compile(r'"\\u0000b:([0-9a-f]{64})"')
 
 
 def _problem(kind: str, where: str, detail: str) -> dict[str, Any]:
@@ -53,8 +51,8 @@ def _problem(kind: str, where: str, detail: str) -> dict[str, Any]:
 
 def _resolve_text(text: str, tx: Tx) -> str:
     """The stored text with every blob marker replaced by the JSON string it stands for."""
-    urls = tx.fetch_urls(set(_MARK_RE.findall(text)))
-    return _MARK_RE.sub(
+    urls = tx.fetch_urls(codec.blob_hashes(text))
+    return codec.mark_re().sub(
         lambda m: (
             json.dumps(urls[m.group(1)], ensure_ascii=False) if m.group(1) in urls else m.group(0)
         ),
@@ -150,7 +148,7 @@ def _scan(tx: Tx) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         refs.setdefault(owner, set()).add(h)
     blobs = {r[0] for r in tx.rows("SELECT hash FROM ck_blobs WHERE profile=?")}
     for owner, text in owners.items():
-        wanted = set(_MARK_RE.findall(text)) & blobs
+        wanted = codec.blob_hashes(text) & blobs
         missing = wanted - refs.get(owner, set())
         if missing:
             facts["missing_refs"][owner] = missing

@@ -199,17 +199,19 @@ class HistoryRows:
         """Texts of the archive rows at positions before ``before`` holding ``needle``, newest
         first (the scan stops where the caller does, a page of candidates at a time)."""
         fn = self._b.substring_fn
-        bound = "SELECT seq FROM ck_archive WHERE profile=? ORDER BY seq LIMIT 1 OFFSET ?"
-        last: int | None = None
+        at = self.rows(
+            "SELECT seq FROM ck_archive WHERE profile=? ORDER BY seq LIMIT 1 OFFSET ?", (before,)
+        )
+        below = int(at[0][0]) if at else 2**62  # the seq at that position, or past the end
         while True:
             rows = self.rows(
                 f"SELECT seq, value FROM ck_archive WHERE profile=? AND {fn}(value, ?) > 0"
-                f" AND seq < coalesce(({bound}), ?) AND seq < ? ORDER BY seq DESC LIMIT 16",
-                (needle, self.profile, before, 2**62, 2**62 if last is None else last),
+                " AND seq < ? ORDER BY seq DESC LIMIT 16",
+                (needle, below),
             )
             for seq, text in rows:
                 yield text
-                last = int(seq)
+                below = int(seq)
             if len(rows) < 16:
                 return
 

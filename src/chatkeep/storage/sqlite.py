@@ -20,6 +20,7 @@ from .sqlite_search import (
     merge_trigram_tables,
     optimize_trigram_tables,
     trigram_match_sql,
+    trigrams_answer,
 )
 
 TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
@@ -281,7 +282,7 @@ class SQLiteBackend(Backend):
         return top_matches(self, needle, profile, want)
 
     def indexed_search(self, needle: str) -> bool:
-        return trigram_match_sql(self, needle, "") is not None
+        return trigrams_answer(self, needle)
 
     def match_ords_sql(self, needle: str, profile: str) -> tuple[str, tuple[Any, ...]]:
         found = trigram_match_sql(self, needle, profile)

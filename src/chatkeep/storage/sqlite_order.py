@@ -20,7 +20,7 @@ moved when the row arrives.
 from __future__ import annotations
 
 from .sql import Migration
-from .sqlite_search import sync_triggers
+from .sqlite_search import sync_triggers, trigrams_answer
 
 TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
 if TYPE_CHECKING:
@@ -182,7 +182,7 @@ def top_matches(backend: Any, needle: str, profile: str, want: int) -> list[tupl
     order is known only from their index rows). ``None`` when the trigram tables cannot
     answer (needle shorter than a trigram or holding a NUL, tables not renumbered yet): the
     caller searches the other way. The store must hold no legacy rows (one id, one row)."""
-    if not backend.ordered_rids or len(needle) < 3 or "\x00" in needle or want <= 0:
+    if not backend.ordered_rids or not trigrams_answer(backend, needle) or want <= 0:
         return None
     phrase = '"' + needle.replace('"', '""') + '"'
     found: dict[int, tuple[int, int, int, str]] = {}

@@ -149,6 +149,12 @@ SESSION_NAMES = Migration(
 _OPTIONAL = {SESSION_FTS.name, SESSION_TEXT.name, SESSION_NAMES.name, "0010_sqlite_session_order"}
 
 
+def trigrams_answer(backend: Any, needle: str) -> bool:
+    """Whether the trigram tables can answer ``needle``: three characters or more, no NUL,
+    and a store whose digests they index."""
+    return len(needle) >= 3 and "\x00" not in needle and backend.digest_table == "ck_session_text"
+
+
 def trigram_match_sql(
     backend: Any, needle: str, profile: str
 ) -> tuple[str, tuple[Any, ...]] | None:
@@ -156,7 +162,7 @@ def trigram_match_sql(
     or digest contains ``needle``, answered by the trigram tables from the index alone;
     ``None`` (scan instead) for a needle shorter than a trigram or holding a NUL, and for a
     store without the tables (or not upgraded yet)."""
-    if len(needle) < 3 or "\x00" in needle or backend.digest_table != "ck_session_text":
+    if not trigrams_answer(backend, needle):
         return None
     phrase = '"' + needle.replace('"', '""') + '"'
     digests = (
