@@ -12,8 +12,10 @@ a slow moment of the machine hits both alike):
 * ``live read`` — ``history.read()`` right after an append (a cold read: the write moved the
   history's write counter, so no cached copy is used);
 * ``drawer search`` — ``sessions.list(q, limit=DRAWER_PAGE)`` (one page of the drawer, as the
-  panel asks for it) for each query of :data:`bench.workloads.QUERIES`, also shown per query
-  (with :data:`SHORT_QUERY`, a one-letter search, on its own line outside the figure);
+  panel asks for it) for each of :data:`QUERIES`, whose answers are the same size at every
+  scale (see there), also shown per query; :data:`GROWING_QUERIES` (answers that grow with
+  the drawer) and :data:`SHORT_QUERY` (a one-letter search) are timed and shown on their own
+  lines, outside the figure;
 * ``session save`` — the 60-entry live conversation saved into the drawer (deleted again,
   untimed, so the drawer keeps its size);
 * ``session add`` — one 4-entry session added with ``sessions.add_many`` (what an import and
@@ -43,11 +45,24 @@ from collections.abc import Callable
 from typing import Any
 
 import chatkeep
-from bench.workloads import QUERIES, RARE_MARKER
+from bench.workloads import RARE_MARKER
 
 WINDOW = 60
 ARCHIVE_PER_X, SESSIONS_PER_X, SESSION_ENTRIES = 1_000, 100, 20
 HEAVY_EVERY, HEAVY_CHARS = 500, 1_000_000
+#: The ``drawer search`` figure's queries. Each one's answer is the same at every scale, so
+#: what grows from 1× to 100× is the drawer around it, not the page: a word nearly every
+#: session holds (a full page from the newest sessions), :data:`SPREAD_MARKER`, held by
+#: :data:`SPREAD_SESSIONS` sessions spread over the whole drawer (60 % of the sessions at 1×,
+#: 0.6 % at 100×: an index must find them), a name prefix of the 100 oldest sessions (the far
+#: end of the drawer's order) and a miss. Every query but the miss fills a page.
+SPREAD_MARKER, SPREAD_SESSIONS = "quokka", 60
+QUERIES = ("network", SPREAD_MARKER, "session 000", "no-such-phrase-anywhere")
+#: Queries whose answer grows with the drawer, timed outside the figure: the 1 % marker
+#: (1 session at 1×, 100 at 100×) and a name prefix that only the larger drawers hold
+#: ("Session 04000"–"04999": none at 1×, 1,000 at 100×). A page of 50 rows costs more than an
+#: empty one at any size; these lines show by how much.
+GROWING_QUERIES = (RARE_MARKER, "session 04")
 FIGURES = ("append", "get_all", "live read", "drawer search", "session save", "session add")
 #: A one-letter search (the first keystroke in the drawer's search box; the letter is in the
 #: 1 % marker's sessions only): no trigram index answers it, so the drawer is read in its order
@@ -80,11 +95,15 @@ def export_doc(scale: int, seed: int = 23) -> dict[str, Any]:
     }
     index = []
     heavy = _text(rnd, HEAVY_CHARS)
-    for s in range(SESSIONS_PER_X * scale):
+    n = SESSIONS_PER_X * scale
+    spread = {(i * n + 37) // SPREAD_SESSIONS for i in range(SPREAD_SESSIONS)}
+    for s in range(n):
         body = [_entry(rnd, i) for i in range(SESSION_ENTRIES)]
         body[0]["content"] = f"Session {s:05d}: " + body[0]["content"]
         if s % 100 == 37:
             body[2]["content"] += f" {RARE_MARKER}"
+        if s in spread:
+            body[4]["content"] += f" {SPREAD_MARKER}"
         if s % HEAVY_EVERY == 0:
             page = chatkeep.PAGE_CONTEXT_PREFIX + f"\nTitle: page {s}\n\n{s} " + heavy
             body.insert(1, {"role": "user", "content": page})
@@ -157,9 +176,10 @@ class _Timer:
         for q in QUERIES:
             self.samples["drawer search"].append(self._search(q))
 
-    def short_round(self) -> None:
-        """:data:`SHORT_QUERY` once."""
-        self._search(SHORT_QUERY)
+    def other_round(self) -> None:
+        """:data:`GROWING_QUERIES` and :data:`SHORT_QUERY` once each (outside the figure)."""
+        for q in (*GROWING_QUERIES, SHORT_QUERY):
+            self._search(q)
 
     def medians(self) -> dict[str, float]:
         out = {f: _med(v) for f, v in self.samples.items()}
@@ -178,7 +198,7 @@ def measure(stores: dict[int, chatkeep.Store], rounds: int) -> dict[int, dict[st
     reads and session adds measured 1.23–1.35× instead of 1.0×)."""
     timers = {k: _Timer(store) for k, store in stores.items()}
     turns = list(timers.values())
-    for step in (_Timer.round, lambda t, r: t.search_round(), lambda t, r: t.short_round()):
+    for step in (_Timer.round, lambda t, r: t.search_round(), lambda t, r: t.other_round()):
         for r in range(rounds):
             for timer in turns if r % 2 == 0 else turns[::-1]:
                 step(timer, r)
@@ -294,8 +314,11 @@ def print_report(out: dict[str, Any]) -> None:
             if key.startswith("search "):
                 a, b = by_scale[lo][key], by_scale[hi][key]
                 n = "/".join(f"{by_scale[k].get('rows ' + key[7:], 0):.0f}" for k in (lo, hi))
+                q = key[8:-1]
+                tag = "" if q in QUERIES else "  (outside the figure)"
                 print(
-                    f"  {name:<10}  {key[7:]:<26}  {_t(a):>9}  {_t(b):>9}  {b / a:6.2f}×  rows {n}"
+                    f"  {name:<10}  {key[7:]:<26}  {_t(a):>9}  {_t(b):>9}  {b / a:6.2f}×"
+                    f"  rows {n}{tag}"
                 )
     for name, by_scale in out["build"].items():
         print(

@@ -273,3 +273,28 @@ def test_a_query_holding_a_nul_finds_nothing_on_either_backend(drawer: chatkeep.
     for q in ("\x00", "net\x00work", "zebra\x00"):
         assert drawer.sessions.list(q) == []
         assert drawer.sessions.list(q, limit=5) == []
+
+
+def test_postgres_digests_are_stored_with_lz4(pg_spec) -> None:  # noqa: ANN001
+    """Migration 0011 sets lz4 on the digest column, so a long digest written from then on is
+    compressed with it (a search reads every digest it looks through whole; lz4 gives them back
+    faster than pglz), and the search over it finds what it holds."""
+    import psycopg
+
+    with pg_spec.open() as s:
+        assert "0011_pg_digest_lz4" in s._backend.applied_migrations()
+        long = " ".join(f"paragraph {i} about rivers and quokkas" for i in range(400))
+        s.sessions.add_many([({"id": "lz4-one", "name": "long"}, [user(long), assistant("ok")])])
+        with psycopg.connect(pg_spec.url, autocommit=True) as conn:
+            kind = conn.execute(
+                "SELECT pg_column_compression(digest) FROM ck_session_digest"
+                " WHERE profile=%s AND id='lz4-one'",
+                (pg_spec.profile,),
+            ).fetchall()
+            column = conn.execute(
+                "SELECT attcompression FROM pg_attribute WHERE attname='digest'"
+                " AND attrelid='ck_session_digest'::regclass"
+            ).fetchall()
+        assert kind == [("lz4",)] and column == [("l",)]
+        assert [r["id"] for r in s.sessions.list("paragraph 399 about", limit=5)] == ["lz4-one"]
+        assert s.sessions.list("paragraph 400 about", limit=5) == []
