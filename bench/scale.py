@@ -100,10 +100,10 @@ def export_doc(scale: int, seed: int = 23) -> dict[str, Any]:
     for s in range(n):
         body = [_entry(rnd, i) for i in range(SESSION_ENTRIES)]
         body[0]["content"] = f"Session {s:05d}: " + body[0]["content"]
+        if s in spread:  # past the name's 48 characters, before any page (digests stop
+            body[0]["content"] += f" {SPREAD_MARKER}"  # after 100,000 characters)
         if s % 100 == 37:
             body[2]["content"] += f" {RARE_MARKER}"
-        if s in spread:
-            body[4]["content"] += f" {SPREAD_MARKER}"
         if s % HEAVY_EVERY == 0:
             page = chatkeep.PAGE_CONTEXT_PREFIX + f"\nTitle: page {s}\n\n{s} " + heavy
             body.insert(1, {"role": "user", "content": page})

@@ -298,3 +298,20 @@ def test_postgres_digests_are_stored_with_lz4(pg_spec) -> None:  # noqa: ANN001
         assert kind == [("lz4",)] and column == [("l",)]
         assert [r["id"] for r in s.sessions.list("paragraph 399 about", limit=5)] == ["lz4-one"]
         assert s.sessions.list("paragraph 400 about", limit=5) == []
+
+
+def test_postgres_search_statements_reuse_one_plan(pg_spec) -> None:  # noqa: ANN001
+    """A drawer search's statements, once prepared, run on one generic plan instead of being
+    planned afresh on every call (the server kept choosing custom plans, whose planning cost
+    more than running them), and the pages stay exact."""
+    with pg_spec.open() as s:
+        _fill(s, 150)  # more than the look-through's rows: rare queries reach the index
+        for _ in range(8):
+            for q in ("zebra", "plain", "no-such-thing"):
+                assert [r["id"] for r in s.sessions.list(q, limit=5, offset=1)] == _model(s, q)[1:6]
+        plans = s._backend.query(
+            "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements"
+            " WHERE strpos(statement, 'strpos(name_lc') > 0 OR strpos(statement, 'LIKE $') > 0"
+        )
+    assert len(plans) >= 2
+    assert all(generic >= 1 and custom == 0 for _sql, generic, custom in plans), plans

@@ -65,6 +65,12 @@ class Backend(ABC):
         or ``None`` where :attr:`ordered_rids` cannot answer."""
         return None
 
+    def reuse_search_plans(self) -> None:
+        """Inside a drawer search's transaction, before its statements: let the server reuse
+        one plan per statement instead of planning it for every call (PostgreSQL). Nothing
+        to do elsewhere."""
+        return None
+
     def indexed_search(self, needle: str) -> bool:
         """Whether :meth:`match_ords_sql` answers ``needle`` from an index rather than a scan."""
         return False

@@ -280,14 +280,17 @@ class IndexRows:
                     )
                 ]
             else:  # a server: only the matching rows come over the wire
+                self._b.reuse_search_plans()
                 seen = self._b.query(
                     f"SELECT ord, CASE WHEN {fn}(name_lc, ?) > 0 OR {fn}(dg, ?) > 0 THEN value"
                     " END FROM (SELECT s.ord, s.value, s.pinned, s.created_at, s.name_lc,"
                     f" d.digest AS dg{join}"
                     + _ORDER.format(p="s.")
-                    + " LIMIT ?) t"
+                    # the limit is written out (an int): a plan made for any limit would
+                    # have to expect a tenth of the drawer, and be re-planned every time
+                    + f" LIMIT {scan + 1}) t"
                     + _ORDER.format(p=""),
-                    (needle, needle, self.profile, scan + 1),
+                    (needle, needle, self.profile),
                 )
             hits = [(int(o), v) for o, v in seen if v is not None]
             if len(hits) >= want or len(seen) <= scan:  # the page, or the whole drawer

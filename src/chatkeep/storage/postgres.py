@@ -123,6 +123,15 @@ class PostgresBackend(Backend):
         except StoreError:  # best effort: the import itself is committed already
             pass
 
+    def reuse_search_plans(self) -> None:
+        """``SET LOCAL plan_cache_mode = force_generic_plan`` (PostgreSQL 12 and later). A
+        search's statements are prepared after a few calls (psycopg), but the server kept
+        planning them afresh on every call (1.4–1.8 ms each, more than running them): the
+        plan made for any parameters is the same plan, only estimated dearer, so the server
+        never chose it by itself. Only this transaction's statements are affected."""
+        if self._conn.info.server_version >= 120000:
+            self._conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+
     def indexed_search(self, needle: str) -> bool:
         return len(needle) >= 3  # pg_trgm finds no trigram in a shorter needle: it would scan
 
