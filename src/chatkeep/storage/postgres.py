@@ -21,16 +21,24 @@ def _lock_key(profile: str) -> int:
     return int.from_bytes(digest[:8], "big", signed=True)
 
 
+def _may_fail(backend: Backend, sql: str) -> bool:
+    """Run ``sql`` inside the migration's transaction; if the server refuses it, undo only it
+    (a savepoint) and return False."""
+    pg: Any = backend._psycopg  # type: ignore[attr-defined]
+    backend.execute("SAVEPOINT ck_optional")
+    try:
+        backend.execute(sql)
+    except pg.Error:
+        backend.execute("ROLLBACK TO SAVEPOINT ck_optional")
+        return False
+    return True
+
+
 def _trigram_indexes(backend: Backend) -> bool:
     """Trigram indexes (``pg_trgm``) on session names and digests, so a drawer search that few
     sessions match reads only those. Where the extension cannot be created (not installed, or
     the role may not), searches scan, as before; the migration is recorded either way."""
-    pg: Any = backend._psycopg  # type: ignore[attr-defined]
-    backend.execute("SAVEPOINT ck_trgm")
-    try:
-        backend.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
-    except pg.Error:
-        backend.execute("ROLLBACK TO SAVEPOINT ck_trgm")
+    if not _may_fail(backend, "CREATE EXTENSION IF NOT EXISTS pg_trgm"):
         return True
     backend.execute(
         "CREATE INDEX IF NOT EXISTS ck_sessions_name_trgm ON ck_sessions"
@@ -53,12 +61,7 @@ def _lz4_digests(backend: Backend) -> bool:
     newest 100 digests of a 10,000-session drawer: 0.35 ms instead of 1 ms). Digests already
     stored keep their compression until they are written again. A server built without lz4
     (or older than PostgreSQL 14) keeps pglz; the migration is recorded either way."""
-    pg: Any = backend._psycopg  # type: ignore[attr-defined]
-    backend.execute("SAVEPOINT ck_lz4")
-    try:
-        backend.execute("ALTER TABLE ck_session_digest ALTER COLUMN digest SET COMPRESSION lz4")
-    except pg.Error:
-        backend.execute("ROLLBACK TO SAVEPOINT ck_lz4")
+    _may_fail(backend, "ALTER TABLE ck_session_digest ALTER COLUMN digest SET COMPRESSION lz4")
     return True
 
 
