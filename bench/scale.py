@@ -264,9 +264,9 @@ def run(
                     # timed through a fresh connection, as a user opens the store later
                     store.close()
                     stores[k] = chatkeep.open(url_for(str(k)), profile=store.profile)
-                if len(stores) == len(scales) and name == "PostgreSQL":
-                    _vacuum(stores[scales[0]])
                 if len(stores) == len(scales):
+                    if name == "PostgreSQL":
+                        _vacuum(stores[scales[0]])
                     log(f"scale: timing {', '.join(f'{k}×' for k in scales)} on {name}")
                     results[name] = measure(stores, rounds)
             finally:
