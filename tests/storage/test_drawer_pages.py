@@ -121,6 +121,19 @@ def test_pages_walk_the_drawer_without_gaps(drawer: chatkeep.Store) -> None:
         assert seen == _model(drawer, q)
 
 
+def test_pages_at_every_density_match_the_model(drawer: chatkeep.Store) -> None:
+    """A search first looks through one page's worth of the newest rows, goes on looking when
+    the needle is dense enough to fill the page within SCAN_PAGES pages' worth, and asks the
+    index otherwise: pages around those edges, for needles that half, a third, … a tenth of
+    the sessions hold, and for one that none does, equal the model."""
+    for q in (*WORDS, "session 1", "no-such-thing"):
+        want = _model(drawer, q)
+        for limit in (1, 24, 25, 26, 49, 50, 51, 89, 90, 91):
+            for offset in (0, 1, limit):
+                got = drawer.sessions.list(q, limit=limit, offset=offset)
+                assert [r["id"] for r in got] == want[offset : offset + limit], (q, limit, offset)
+
+
 @pytest.mark.parametrize(
     ("limit", "offset"), [(-1, 0), (True, 0), (1.5, 0), ("5", 0), (5, -2), (5, None), (5, False)]
 )

@@ -52,7 +52,7 @@ ORDER_MIGRATION = (
 #: The drawer's order: pinned first, then newest, then later in the list (a save within the
 #: same millisecond as another is the newer one).
 _ORDER = " ORDER BY {p}pinned DESC, {p}created_at DESC, {p}ord DESC"
-#: Pages' worth of rows of the drawer's order a search first looks through directly: a query
+#: Pages' worth of rows of the drawer's order a search looks through directly at most: a query
 #: that many sessions match fills its page from the newest rows without reading the index.
 SCAN_PAGES = 2
 _ALL = 2**62  # "no limit" in a LIMIT clause both dialects accept
@@ -232,11 +232,12 @@ class IndexRows:
         :attr:`~.backend.Backend.ordered_rids`) the index reads the page's first matches
         only, whatever the query. A needle no index answers (shorter than a trigram) is
         looked for in the drawer's order, in SQL, up to the page's last match. Otherwise a
-        search first looks through the first :data:`SCAN_PAGES` pages' worth of rows in that
-        order directly; when they fill the page it is done, so a query most sessions match
-        costs the same in a drawer of any size. Then the digest index answers it (``pg_trgm``
-        on PostgreSQL): a query few sessions match reads only those, and only the page's rows
-        are joined to their values. ``legacy``: whether the profile holds legacy rows, when
+        search first looks through one page's worth of rows in that order directly (and one
+        more); when they fill the page it is done, so a query most sessions match costs the
+        same in a drawer of any size. When they hold the needle densely enough to fill the
+        page within :data:`SCAN_PAGES` pages' worth, it looks on that far. Otherwise the
+        digest index answers it (``pg_trgm`` on PostgreSQL): a query few sessions match reads
+        only those, and only the page's rows are joined to their values. ``legacy``: whether the profile holds legacy rows, when
         the caller knows."""
         limit = None if limit is None else min(limit, _ALL)
         offset = min(offset, _ALL)
@@ -268,32 +269,20 @@ class IndexRows:
                         (self.profile, needle, needle),
                     )
                 ]
-            scan = SCAN_PAGES * want
-            if self._b.local:  # an embedded file: Python's substring search is the faster
-                seen = [
-                    (o, v if needle in n or (d is not None and needle in d) else None)
-                    for o, v, n, d in self._b.query(
-                        f"SELECT s.ord, s.value, s.name_lc, d.digest{join}"
-                        + _ORDER.format(p="s.")
-                        + " LIMIT ?",
-                        (self.profile, scan + 1),
-                    )
-                ]
-            else:  # a server: only the matching rows come over the wire
-                self._b.reuse_search_plans()
-                seen = self._b.query(
-                    f"SELECT ord, CASE WHEN {fn}(name_lc, ?) > 0 OR {fn}(dg, ?) > 0 THEN value"
-                    " END FROM (SELECT s.ord, s.value, s.pinned, s.created_at, s.name_lc,"
-                    f" d.digest AS dg{join}"
-                    + _ORDER.format(p="s.")
-                    # the limit is written out (an int): a plan made for any limit would
-                    # have to expect a tenth of the drawer, and be re-planned every time
-                    + f" LIMIT {scan + 1}) t"
-                    + _ORDER.format(p=""),
-                    (needle, needle, self.profile),
-                )
-            hits = [(int(o), v) for o, v in seen if v is not None]
-            if len(hits) >= want or len(seen) <= scan:  # the page, or the whole drawer
+            # the first page's worth of rows (and one more) tells how densely the needle
+            # is held: it fills the page, or the drawer ends, or few rows hold it (the
+            # index answers), or enough do to fill the page within SCAN_PAGES pages' worth
+            first = want + 1
+            seen = self._look_through(needle, join, first, 0)
+            hits = [(o, v) for o, v in seen if v is not None]
+            if len(hits) < want and len(seen) >= first and len(hits) * SCAN_PAGES >= want:
+                seen += self._look_through(needle, join, SCAN_PAGES * want + 1 - first, first)
+                hits = [(o, v) for o, v in seen if v is not None]
+                if len(seen) <= SCAN_PAGES * want:
+                    return hits[offset:want]  # the whole drawer
+            elif len(seen) < first:
+                return hits[offset:want]  # the whole drawer
+            if len(hits) >= want:
                 return hits[offset:want]
         sql, params = self._b.match_ords_sql(needle, self.profile)
         if limit is not None or offset:  # a page is cut from the matches' keys first
@@ -305,6 +294,38 @@ class IndexRows:
                 f"SELECT s.ord, s.value FROM ({sql}) t {self._b.cross_join} ck_sessions s"
                 " ON s.profile = ? AND s.ord = t.ord" + _ORDER.format(p="t."),
                 (*params, self.profile),
+            )
+        ]
+
+    def _look_through(
+        self, needle: str, join: str, n: int, skip: int
+    ) -> list[tuple[int, str | None]]:
+        """(ord, text or ``None`` where neither name nor digest holds ``needle``) of ``n``
+        rows of the drawer's order after the first ``skip``."""
+        fn = self._b.substring_fn
+        if self._b.local:  # an embedded file: Python's substring search is the faster
+            return [
+                (int(o), v if needle in n_ or (d is not None and needle in d) else None)
+                for o, v, n_, d in self._b.query(
+                    f"SELECT s.ord, s.value, s.name_lc, d.digest{join}"
+                    + _ORDER.format(p="s.")
+                    + " LIMIT ? OFFSET ?",
+                    (self.profile, n, skip),
+                )
+            ]
+        self._b.reuse_search_plans()  # a server: only the matching rows come over the wire
+        return [
+            (int(o), v)
+            for o, v in self._b.query(
+                f"SELECT ord, CASE WHEN {fn}(name_lc, ?) > 0 OR {fn}(dg, ?) > 0 THEN value"
+                " END FROM (SELECT s.ord, s.value, s.pinned, s.created_at, s.name_lc,"
+                f" d.digest AS dg{join}"
+                + _ORDER.format(p="s.")
+                # the limits are written out (ints): a plan made for any limit would have
+                # to expect a tenth of the drawer, and be re-planned every time
+                + f" LIMIT {n} OFFSET {skip}) t"
+                + _ORDER.format(p=""),
+                (needle, needle, self.profile),
             )
         ]
 
