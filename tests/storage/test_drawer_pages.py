@@ -328,3 +328,82 @@ def test_postgres_search_statements_reuse_one_plan(pg_spec) -> None:  # noqa: AN
         )
     assert len(plans) >= 2
     assert all(generic >= 1 and custom == 0 for _sql, generic, custom in plans), plans
+
+
+def _bitmap_scans(plan: dict) -> list[dict]:  # type: ignore[type-arg]
+    found = [plan] if plan.get("Node Type") == "Bitmap Index Scan" else []
+    for child in plan.get("Plans", []):
+        found += _bitmap_scans(child)
+    return found
+
+
+def test_postgres_trigram_indexes_look_in_one_profile(pg_spec) -> None:  # noqa: ANN001
+    """Migration 0012 keys the trigram indexes by profile first (btree_gin): a search of a small
+    profile reads its own candidates only, not those of a large profile beside it."""
+
+    def rows(n: int, tag: str) -> list:  # type: ignore[type-arg]
+        body = [user("wombat notes"), assistant("ok")]
+        return [({"id": f"{tag}{i}", "name": f"{tag} {i}", "createdAt": i}, body) for i in range(n)]
+
+    with (
+        pg_spec.open() as small,
+        chatkeep.open(pg_spec.url, profile=pg_spec.profile + "_big") as big,
+    ):
+        assert "0012_pg_profile_trigrams" in small._backend.applied_migrations()
+        big.sessions.add_many(rows(60, "big"))
+        small.sessions.add_many(rows(3, "small"))
+        sql, params = small._backend.match_ords_sql("wombat", small.profile)
+        with small._backend.transaction(small.profile):
+            # the trigram indexes' own answer, as a drawer of thousands of sessions gets it
+            small._backend.execute("SET LOCAL enable_seqscan = off")
+            small._backend.execute("SET LOCAL enable_indexscan = off")
+            plan = small._backend.query("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)[0][0]
+        indexes = [
+            r[0]
+            for r in small._backend.query(
+                "SELECT indexdef FROM pg_indexes WHERE strpos(indexname, 'trgm') > 0"
+            )
+        ]
+        assert [r["id"] for r in small.sessions.list("wombat", limit=2)] == ["small2", "small1"]
+    assert sorted(d.split(" USING ")[1] for d in indexes) == [
+        "gin (profile, digest gin_trgm_ops)",
+        "gin (profile, name_lc gin_trgm_ops)",
+    ], indexes
+    scans = _bitmap_scans(plan[0]["Plan"])
+    # the digest index finds the small profile's three sessions, not the 60 beside them
+    assert scans and all(s["Actual Rows"] <= 3 for s in scans), scans
+
+
+def test_postgres_without_btree_gin_keeps_its_trigram_indexes(pg_spec) -> None:  # noqa: ANN001
+    """Where pg_trgm is installed but the role may not create btree_gin, migration 0012 is
+    recorded, the trigram indexes stay as they were, and listings stay exact."""
+    import uuid
+
+    import psycopg
+
+    tag = uuid.uuid4().hex[:10]
+    db, role = f"ck_nobtree_{tag}", f"ck_limited_{tag}"
+    base = pg_spec.url.rsplit("/", 1)[0]
+    with psycopg.connect(pg_spec.url, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {role} LOGIN")
+        admin.execute(f"CREATE DATABASE {db}")
+    try:
+        with psycopg.connect(f"{base}/{db}", autocommit=True) as owner:
+            owner.execute("CREATE EXTENSION pg_trgm")
+            owner.execute(f"GRANT CREATE ON SCHEMA public TO {role}")
+        with chatkeep.open(base.replace("postgres@", f"{role}@", 1) + f"/{db}") as s:
+            assert "0012_pg_profile_trigrams" in s._backend.applied_migrations()
+            _fill(s, 40)
+            for q in QUERIES:
+                got = s.sessions.list(q, limit=9, offset=2)
+                assert [r["id"] for r in got] == _model(s, q)[2:11], q
+            indexes = sorted(
+                r[0]
+                for r in s._backend.query("SELECT indexname FROM pg_indexes")
+                if r[0].endswith("trgm")
+            )
+        assert indexes == ["ck_session_digest_trgm", "ck_sessions_name_trgm"]
+    finally:
+        with psycopg.connect(pg_spec.url, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
+            admin.execute(f"DROP ROLE IF EXISTS {role}")

@@ -69,6 +69,41 @@ def _lz4_digests(backend: Backend) -> bool:
 DIGEST_LZ4 = Migration("0011_pg_digest_lz4", dialects=("postgresql",), run=_lz4_digests)
 
 
+def _profile_trigram_indexes(backend: Backend) -> bool:
+    """The trigram indexes keyed by profile first (``btree_gin``): on a server holding many
+    profiles, a search asked only the trigram index would read and re-check every profile's
+    matching digests, so a rare query of a small drawer paid for the largest one beside it
+    (a miss-like query of a 100-session profile next to a 10,000-session one: 5 ms instead of
+    0.6). Where ``btree_gin`` or ``pg_trgm`` cannot be had, the indexes stay as they are; the
+    migration is recorded either way."""
+    have = {
+        r[0]
+        for r in backend.query(
+            "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
+            " AND indexname IN ('ck_sessions_name_trgm', 'ck_session_digest_trgm')"
+        )
+    }
+    if not have or not _may_fail(backend, "CREATE EXTENSION IF NOT EXISTS btree_gin"):
+        return True
+    for table, column, old, new in _PROFILE_TRIGRAMS:
+        backend.execute(
+            f"CREATE INDEX IF NOT EXISTS {new} ON {table} USING gin (profile, {column} gin_trgm_ops)"
+        )
+        backend.execute(f"DROP INDEX IF EXISTS {old}")
+    return True
+
+
+#: (table, column, index before 0012, index from 0012 on)
+_PROFILE_TRIGRAMS = (
+    ("ck_sessions", "name_lc", "ck_sessions_name_trgm", "ck_sessions_name_ptrgm"),
+    ("ck_session_digest", "digest", "ck_session_digest_trgm", "ck_session_digest_ptrgm"),
+)
+#: PostgreSQL only: trigram indexes that look in one profile's rows.
+PROFILE_TRIGRAMS = Migration(
+    "0012_pg_profile_trigrams", dialects=("postgresql",), run=_profile_trigram_indexes
+)
+
+
 def _like(needle: str) -> str:
     """A LIKE pattern for "contains ``needle``" (backslash is the default escape)."""
     return "%" + needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
@@ -106,7 +141,7 @@ class PostgresBackend(Backend):
         self.migrate()
 
     def migrations(self) -> tuple[Migration, ...]:
-        return (*super().migrations(), TRIGRAMS, DIGEST_LZ4)
+        return (*super().migrations(), TRIGRAMS, DIGEST_LZ4, PROFILE_TRIGRAMS)
 
     def refresh_statistics(self) -> None:
         """``ANALYZE`` the tables an import fills: until autovacuum gets to them, the planner
@@ -120,7 +155,8 @@ class PostgresBackend(Backend):
                 # which every search would read through until autovacuum merges them
                 self.query(
                     "SELECT gin_clean_pending_list(to_regclass(i)) FROM unnest(ARRAY["
-                    "'ck_session_digest_trgm', 'ck_sessions_name_trgm']) AS i"
+                    + ", ".join(f"'{i}'" for _t, _c, *names in _PROFILE_TRIGRAMS for i in names)
+                    + "]) AS i"
                     " WHERE to_regclass(i) IS NOT NULL"
                 )
         except StoreError:  # best effort: the import itself is committed already
