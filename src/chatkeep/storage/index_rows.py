@@ -55,6 +55,8 @@ _ORDER = " ORDER BY {p}pinned DESC, {p}created_at DESC, {p}ord DESC"
 #: Pages' worth of rows of the drawer's order a search looks through directly at most: a query
 #: that many sessions match fills its page from the newest rows without reading the index.
 SCAN_PAGES = 2
+#: Rows of the drawer's order a search reads first, to tell how densely its needle is held.
+PROBE_ROWS = 8
 _ALL = 2**62  # "no limit" in a LIMIT clause both dialects accept
 
 
@@ -269,21 +271,24 @@ class IndexRows:
                         (self.profile, needle, needle),
                     )
                 ]
-            # the first page's worth of rows (and one more) tells how densely the needle
-            # is held: it fills the page, or the drawer ends, or few rows hold it (the
-            # index answers), or enough do to fill the page within SCAN_PAGES pages' worth
-            first = want + 1
-            seen = self._look_through(needle, join, first, 0)
-            hits = [(o, v) for o, v in seen if v is not None]
-            if len(hits) < want and len(seen) >= first and len(hits) * SCAN_PAGES >= want:
-                seen += self._look_through(needle, join, SCAN_PAGES * want + 1 - first, first)
-                hits = [(o, v) for o, v in seen if v is not None]
-                if len(seen) <= SCAN_PAGES * want:
-                    return hits[offset:want]  # the whole drawer
-            elif len(seen) < first:
-                return hits[offset:want]  # the whole drawer
-            if len(hits) >= want:
-                return hits[offset:want]
+            scan = SCAN_PAGES * want
+            if self._b.local:  # an embedded file: Python's substring search is the faster
+                seen = [
+                    (o, v if needle in n or (d is not None and needle in d) else None)
+                    for o, v, n, d in self._b.query(
+                        f"SELECT s.ord, s.value, s.name_lc, d.digest{join}"
+                        + _ORDER.format(p="s.")
+                        + " LIMIT ?",
+                        (self.profile, scan + 1),
+                    )
+                ]
+                hits = [(int(o), v) for o, v in seen if v is not None]
+                if len(hits) >= want or len(seen) <= scan:  # the page, or the whole drawer
+                    return hits[offset:want]
+            else:
+                found = self._look_through(needle, join, want, scan)
+                if found is not None:
+                    return found[offset:want]
         sql, params = self._b.match_ords_sql(needle, self.profile)
         if limit is not None or offset:  # a page is cut from the matches' keys first
             sql = f"SELECT ord, pinned, created_at FROM ({sql}) m{_ORDER.format(p='')}{page}"
@@ -298,36 +303,43 @@ class IndexRows:
         ]
 
     def _look_through(
-        self, needle: str, join: str, n: int, skip: int
-    ) -> list[tuple[int, str | None]]:
-        """(ord, text or ``None`` where neither name nor digest holds ``needle``) of ``n``
-        rows of the drawer's order after the first ``skip``."""
+        self, needle: str, join: str, want: int, scan: int
+    ) -> list[tuple[int, str]] | None:
+        """The first ``want`` matches of ``needle`` in the drawer's order, from its newest rows
+        read on the server (only the matching rows come over the wire), or ``None`` when the
+        trigram index is to answer instead. The newest few rows tell how densely the needle is
+        held: they fill the page, or the drawer ends, or enough of them hold it to fill the
+        page within ``scan`` rows (read on, only as far as the page's last match), or too few
+        do. Every limit is written out (an int): a plan made for any limit would have to
+        expect a tenth of the drawer, and be re-planned every time."""
+        self._b.reuse_search_plans()
         fn = self._b.substring_fn
-        if self._b.local:  # an embedded file: Python's substring search is the faster
-            return [
-                (int(o), v if needle in n_ or (d is not None and needle in d) else None)
-                for o, v, n_, d in self._b.query(
-                    f"SELECT s.ord, s.value, s.name_lc, d.digest{join}"
-                    + _ORDER.format(p="s.")
-                    + " LIMIT ? OFFSET ?",
-                    (self.profile, n, skip),
-                )
-            ]
-        self._b.reuse_search_plans()  # a server: only the matching rows come over the wire
-        return [
+        hit = f"{fn}(name_lc, ?) > 0 OR {fn}(dg, ?) > 0"
+        rows = f"SELECT s.ord, s.value, s.pinned, s.created_at, s.name_lc, d.digest AS dg{join}"
+        first = min(want, PROBE_ROWS) + 1
+        probe = self._b.query(
+            f"SELECT ord, CASE WHEN {hit} THEN value END, (SELECT count(*) FROM (SELECT 1"
+            f" FROM ck_sessions WHERE profile=? AND id IS NOT NULL{_ORDER.format(p='')}"
+            f" LIMIT {scan + 1}) c)"
+            f" FROM ({rows}{_ORDER.format(p='s.')} LIMIT {first}) t{_ORDER.format(p='')}",
+            (needle, needle, self.profile, self.profile),
+        )
+        hits = [(int(o), v) for o, v, _n in probe if v is not None]
+        if len(probe) < first or len(hits) >= want:  # the whole drawer, or the page
+            return hits
+        if len(hits) * scan < want * first:  # too few hold it: the index answers
+            return None
+        hits += [
             (int(o), v)
             for o, v in self._b.query(
-                f"SELECT ord, CASE WHEN {fn}(name_lc, ?) > 0 OR {fn}(dg, ?) > 0 THEN value"
-                " END FROM (SELECT s.ord, s.value, s.pinned, s.created_at, s.name_lc,"
-                f" d.digest AS dg{join}"
-                + _ORDER.format(p="s.")
-                # the limits are written out (ints): a plan made for any limit would have
-                # to expect a tenth of the drawer, and be re-planned every time
-                + f" LIMIT {n} OFFSET {skip}) t"
-                + _ORDER.format(p=""),
-                (needle, needle, self.profile),
+                f"SELECT ord, value FROM ({rows}{_ORDER.format(p='s.')}"
+                f" LIMIT {scan - first} OFFSET {first}) t WHERE {hit}"
+                f"{_ORDER.format(p='')} LIMIT {want - len(hits)}",
+                (self.profile, needle, needle),
             )
         ]
+        drawer = probe[0][2]  # its rows, counted up to one more than the look-through's
+        return hits if len(hits) >= want or drawer <= scan else None
 
 
 def convert_all_profiles(backend: Any) -> bool:
