@@ -11,6 +11,8 @@ a slow moment of the machine hits both alike):
 * ``get_all`` — the settings read every page load and every send does;
 * ``live read`` — ``history.read()`` right after an append (a cold read: the write moved the
   history's write counter, so no cached copy is used);
+* ``archive page`` — the newest page of the archive with its length, as the panel's history
+  view loads it (``history.archived_page(None, 30)``);
 * ``drawer search`` — ``sessions.list(q, limit=DRAWER_PAGE)`` (one page of the drawer, as the
   panel asks for it) for each of :data:`QUERIES`, whose answers are the same size at every
   scale (see there), also shown per query; :data:`GROWING_QUERIES` (answers that grow with
@@ -63,7 +65,17 @@ QUERIES = ("network", SPREAD_MARKER, "session 000", "no-such-phrase-anywhere")
 #: ("Session 04000"–"04999": none at 1×, 1,000 at 100×). A page of 50 rows costs more than an
 #: empty one at any size; these lines show by how much.
 GROWING_QUERIES = (RARE_MARKER, "session 04")
-FIGURES = ("append", "get_all", "live read", "drawer search", "session save", "session add")
+FIGURES = (
+    "append",
+    "get_all",
+    "live read",
+    "archive page",
+    "drawer search",
+    "session save",
+    "session add",
+)
+#: Entries in one page of the archive, as the panel's history view asks for it (its default).
+ARCHIVE_PAGE = 30
 #: A one-letter search (the first keystroke in the drawer's search box; the letter is in the
 #: 1 % marker's sessions only): no trigram index answers it, so the drawer is read in its order
 #: up to the page's last match. Printed per query, not part of the "drawer search" figure.
@@ -159,6 +171,7 @@ class _Timer:
         self._timed("append", lambda: store.history.append(_entry(self.rnd, r)))
         self._timed("live read", store.history.read)
         self._timed("get_all", store.get_all)
+        self._timed("archive page", lambda: store.history.archived_page(None, ARCHIVE_PAGE))
         row = self._timed("session save", lambda: store.sessions.save("scale round"))
         store.sessions.delete(row["id"])
         new = ({"id": f"added-{r}", "name": "added"}, [_entry(self.rnd, i) for i in range(4)])

@@ -11,7 +11,7 @@
 ``unreadable``       a row that does not parse, or points at a blob that is not there
 ``over-limit``       a row an older version accepted past today's limits (§12): it reads, but
                      could not be imported again
-``history-state``    the live count/length bookkeeping disagrees with the rows
+``history-state``    the live count/length or the archive's kept length disagrees with the rows
 ``permissions``      the SQLite file (or its own directory) is readable by other users
 
 With ``repair=True`` it fixes what is safe, in one transaction, and never deletes user content:
@@ -182,6 +182,11 @@ def _scan(tx: Tx) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         problems.append(
             _problem("history-state", "ck_history_state", f"says {tx.hist_state()}, rows {real}")
         )
+    kept, rows_now = tx.archive_count(), len(tx.archive_rows())
+    if kept != rows_now:
+        problems.append(
+            _problem("history-state", "ck_history_state", f"archive {kept}, rows {rows_now}")
+        )
     return problems, facts
 
 
@@ -251,6 +256,7 @@ def _repair(tx: Tx, problems: list[dict[str, Any]], facts: dict[str, Any]) -> li
     real = (len(rows), sum(c for _p, c, _t in rows))
     if tx.hist_state() != real:
         tx.hist_set_state(*real)
+    tx.archive_recount()  # quarantined archive rows left it, or its kept count was off
     for p in problems:
         if p["kind"] == "history-state":
             p["repaired"] = True

@@ -228,6 +228,7 @@ class History:
             for text, blobs, _chars in encoded:
                 tx.archive_insert(seq, text, blobs, stamp)
                 seq += 1
+            tx.archive_counted(seq - len(encoded), len(encoded))
             return tx.archive_count()
 
     # -- writing ----------------------------------------------------------------------------

@@ -17,6 +17,15 @@ if TYPE_CHECKING:
     from .codec import Blob
 
 
+_COUNT = "(SELECT count(*) FROM ck_archive a WHERE a.profile = ck_history_state.profile)"
+#: Migration 0013: the archive's length kept beside it (``NULL``: not counted yet), and the
+#: seq after its last row when it was counted (:meth:`HistoryRows.archive_count`).
+ARCHIVE_COUNT_MIGRATION = (
+    "ALTER TABLE ck_history_state ADD COLUMN archived BIGINT",
+    "ALTER TABLE ck_history_state ADD COLUMN archived_next BIGINT",
+)
+
+
 class HistoryRows:
     """History and archive rows of one profile (mixed into the transaction object)."""
 
@@ -159,6 +168,7 @@ class HistoryRows:
             )
             self.move_refs(f"h:{pos}", f"a:{seq}")
             seq += 1
+        self.archive_counted(seq - len(rows), len(rows))
         self.run("DELETE FROM ck_history WHERE profile=? AND pos <= ?", (int(rows[-1][0]),))
         return len(rows), sum(int(c) for _p, c, _v in rows)
 
@@ -220,7 +230,33 @@ class HistoryRows:
         return 0 if not r or r[0][0] is None else int(r[0][0]) + 1
 
     def archive_count(self) -> int:
+        """The archive's length: the count kept in ``ck_history_state`` (migration 0013) while
+        the archive still ends where that count was taken, else counted (exact either way;
+        a write by code that does not keep the count, an older version, moves the end)."""
+        r = self.rows(
+            "SELECT s.archived, s.archived_next, (SELECT max(a.seq) FROM ck_archive a"
+            " WHERE a.profile = s.profile) FROM ck_history_state s WHERE s.profile=?"
+        )
+        if r and r[0][0] is not None and r[0][1] == (-1 if r[0][2] is None else r[0][2]) + 1:
+            return int(r[0][0])
         return int(self.rows("SELECT count(*) FROM ck_archive WHERE profile=?")[0][0])
+
+    def archive_counted(self, old_next: int, added: int) -> None:
+        """Keep the archive's count: ``added`` rows went in from seq ``old_next`` on. The kept
+        count grows by them if it was taken where they start, else it is counted afresh."""
+        self._b.execute(  # the profile is the last parameter here
+            "UPDATE ck_history_state SET archived = CASE WHEN archived_next = ?"
+            f" THEN archived + ? ELSE {_COUNT} END, archived_next = ? WHERE profile=?",
+            (old_next, added, old_next + added, self.profile),
+        )
+
+    def archive_recount(self) -> None:
+        """Count the archive afresh (after an import or a repair wrote or removed rows)."""
+        self.run(
+            f"UPDATE ck_history_state SET archived = {_COUNT}, archived_next = coalesce((SELECT"
+            " max(a.seq) + 1 FROM ck_archive a WHERE a.profile = ck_history_state.profile), 0)"
+            " WHERE profile=?"
+        )
 
     def archive_insert(self, seq: int, text: str, blobs: dict[str, Blob], stamp: int) -> None:
         self.put_blobs(blobs)

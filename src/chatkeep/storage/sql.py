@@ -6,7 +6,7 @@ Layout (every row scoped by ``profile``; no query reads another profile's rows):
 ``ck_history``       one row per live history entry, ordered by ``pos``; ``chars`` = text length;
                      ``unseen`` = the entry has image parts and no ``imagesSeen: true``
 ``ck_archive``       entries dropped by the live window, in the order they were dropped
-``ck_history_state`` live entry count and text length, so bounding never scans the history
+``ck_history_state`` live entry count and text length, archive length (kept, not counted)
 ``ck_blobs``         content-addressed image bytes (sha256 of the data URL)
 ``ck_blob_refs``     who references which blob (``k:<key>``, ``h:<pos>``, ``a:<seq>``); a blob is
                      deleted when its last reference goes
@@ -34,7 +34,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from ..constants import SESSIONS_INDEX_KEY
 from ..errors import CorruptValue
-from . import codec, index_rows
+from . import codec, history_rows, index_rows
 from .codec import Blob
 from .history_rows import HistoryRows
 from .index_rows import ROWS_MARK, IndexRows, row_columns
@@ -119,6 +119,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         run=index_rows.convert_all_profiles,
     ),
     Migration("0008_session_order", index_rows.ORDER_MIGRATION),
+    Migration("0013_archive_count", history_rows.ARCHIVE_COUNT_MIGRATION),
 )
 
 

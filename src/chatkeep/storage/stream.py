@@ -184,6 +184,7 @@ def import_from(
             text, blobs = codec.encode(_entry(item, seq), text_blobs=True)
             tx.archive_insert(seq, text, blobs, stamp)
             _drop_cycles()
+        tx.archive_recount()
         _expect_end(lines)
         renamed = sessions.migrate_in(tx)  # as import_profile: the index checked, bad ids renamed
     return {

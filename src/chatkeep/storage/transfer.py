@@ -148,6 +148,7 @@ def import_profile(
             tx.hist_set_state(len(live), sum(text_length(e) for e in live))
         else:
             history.replace_in(tx, live)
+        tx.archive_recount()
         renamed = sessions.migrate_in(tx)
         return {
             "source": source,
