@@ -111,3 +111,19 @@ def test_doctor_finds_and_repairs_a_count_that_is_off(spec) -> None:  # noqa: AN
         s.doctor(repair=True)
         assert s.history.archived_count() == 13 == _counted(spec)
         assert not s.doctor()["problems"]
+
+
+def test_the_migration_counts_an_existing_archive(sqlite_spec) -> None:  # noqa: ANN001
+    """A store made before migration 0013 (no kept count) gets its archive counted once, by
+    the migration, so the first read after the upgrade counts nothing."""
+    with sqlite_spec.open() as s:
+        _fill(s, 10)
+    for sql in (
+        "ALTER TABLE ck_history_state DROP COLUMN archived",
+        "ALTER TABLE ck_history_state DROP COLUMN archived_next",
+        "DELETE FROM ck_migrations WHERE name = '0013_archive_count'",
+    ):
+        sqlite_spec.raw_rows(sql)
+    with sqlite_spec.open() as s:
+        assert _kept(sqlite_spec) == (14, 14)
+        assert s.history.archived_count() == 14

@@ -23,6 +23,9 @@ _COUNT = "(SELECT count(*) FROM ck_archive a WHERE a.profile = ck_history_state.
 ARCHIVE_COUNT_MIGRATION = (
     "ALTER TABLE ck_history_state ADD COLUMN archived BIGINT",
     "ALTER TABLE ck_history_state ADD COLUMN archived_next BIGINT",
+    # every profile's archive counted once, here, so no read has to
+    f"UPDATE ck_history_state SET archived = {_COUNT}, archived_next = coalesce((SELECT"
+    " max(a.seq) + 1 FROM ck_archive a WHERE a.profile = ck_history_state.profile), 0)",
 )
 
 
@@ -252,11 +255,7 @@ class HistoryRows:
 
     def archive_recount(self) -> None:
         """Count the archive afresh (after an import or a repair wrote or removed rows)."""
-        self.run(
-            f"UPDATE ck_history_state SET archived = {_COUNT}, archived_next = coalesce((SELECT"
-            " max(a.seq) + 1 FROM ck_archive a WHERE a.profile = ck_history_state.profile), 0)"
-            " WHERE profile=?"
-        )
+        self.run(ARCHIVE_COUNT_MIGRATION[-1] + " WHERE profile=?")
 
     def archive_insert(self, seq: int, text: str, blobs: dict[str, Blob], stamp: int) -> None:
         self.put_blobs(blobs)

@@ -234,13 +234,12 @@ class IndexRows:
         :attr:`~.backend.Backend.ordered_rids`) the index reads the page's first matches
         only, whatever the query. A needle no index answers (shorter than a trigram) is
         looked for in the drawer's order, in SQL, up to the page's last match. Otherwise a
-        search first looks through one page's worth of rows in that order directly (and one
-        more); when they fill the page it is done, so a query most sessions match costs the
-        same in a drawer of any size. When they hold the needle densely enough to fill the
-        page within :data:`SCAN_PAGES` pages' worth, it looks on that far. Otherwise the
-        digest index answers it (``pg_trgm`` on PostgreSQL): a query few sessions match reads
-        only those, and only the page's rows are joined to their values. ``legacy``: whether the profile holds legacy rows, when
-        the caller knows."""
+        search first looks through the newest rows directly (a server: :meth:`_look_through`;
+        an embedded file: :data:`SCAN_PAGES` pages' worth); when they fill the page it is
+        done, so a query most sessions match costs the same in a drawer of any size. Otherwise
+        the digest index answers it (``pg_trgm`` on PostgreSQL): a query few sessions match
+        reads only those, and only the page's rows are joined to their values. ``legacy``:
+        whether the profile holds legacy rows, when the caller knows."""
         limit = None if limit is None else min(limit, _ALL)
         offset = min(offset, _ALL)
         page = f" LIMIT {_ALL if limit is None else limit} OFFSET {offset}"
