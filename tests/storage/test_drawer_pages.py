@@ -407,3 +407,29 @@ def test_postgres_without_btree_gin_keeps_its_trigram_indexes(pg_spec) -> None: 
         with psycopg.connect(pg_spec.url, autocommit=True) as admin:
             admin.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")
             admin.execute(f"DROP ROLE IF EXISTS {role}")
+
+
+def test_pages_of_drawers_around_the_look_through_size(spec) -> None:  # noqa: ANN001
+    """Drawers of just fewer, as many and just more sessions than the look-through reads (9
+    first, then up to two pages' worth) page as the model says, for needles that most, half,
+    few and no sessions hold, and one that the newest rows hold densely and the rest sparsely."""
+
+    def words(i: int, n: int) -> str:
+        held = [w for w, yes in (("most", i % 5), ("half", i % 2 == 0), ("few", i % 7 == 0)) if yes]
+        if i >= n - 9 or i % 4 == 0:  # the newest 9 (read on), then too few to fill the page
+            held.append("top")
+        return " ".join(held) or "plain"
+
+    for n in (8, 9, 10, 99, 100, 101, 102):
+        with chatkeep.open(spec.url, profile=f"{spec.profile}_{n}") as s:
+            s.sessions.add_many(
+                [
+                    ({"id": f"s{i}", "name": f"s{i}", "createdAt": i}, [user(words(i, n))])
+                    for i in range(n)
+                ]
+            )
+            for q in ("most", "half", "few", "top", "plain", "absent"):
+                want = _model(s, q)
+                for limit in (1, 9, 10, 50):
+                    got = [r["id"] for r in s.sessions.list(q, limit=limit)]
+                    assert got == want[:limit], (n, q, limit)
