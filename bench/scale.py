@@ -235,7 +235,7 @@ def _wipe(store: chatkeep.Store) -> None:
         tx.wipe_profile()
 
 
-def _vacuum(url: str, store: chatkeep.Store) -> None:
+def _vacuum(url: str, profile: str) -> None:
     """``VACUUM (ANALYZE)`` the tables a profile lives in, as autovacuum leaves a server: the
     profiles removed at the end of earlier runs leave dead rows behind, which the trigram
     indexes still point to, and every index search would visit them until autovacuum runs
@@ -243,7 +243,7 @@ def _vacuum(url: str, store: chatkeep.Store) -> None:
     # on a connection of its own: a timed profile's connection never ran it, as a user's
     # never does (with it on the 1x connection, that profile's figures ran 1.3-2.5x slower
     # than the 100x one's in two runs; 0.74-1.15x growth after, so not the only cause)
-    with chatkeep.open(url, profile=store.profile) as admin:  # bench set-up only
+    with chatkeep.open(url, profile=profile) as admin:  # bench set-up only
         admin._backend.execute(  # VACUUM runs outside a transaction
             "VACUUM (ANALYZE) ck_sessions, ck_session_digest, ck_kv, ck_history, ck_archive"
         )
@@ -283,7 +283,7 @@ def run(
                     stores[k] = chatkeep.open(url_for(str(k)), profile=store.profile)
                 if len(stores) == len(scales):
                     if name == "PostgreSQL":
-                        _vacuum(url_for(str(scales[0])), stores[scales[0]])
+                        _vacuum(url_for(str(scales[0])), stores[scales[0]].profile)
                     log(f"scale: timing {', '.join(f'{k}×' for k in scales)} on {name}")
                     results[name] = measure(stores, rounds)
             finally:
