@@ -316,11 +316,12 @@ def test_postgres_digests_are_stored_with_lz4(pg_spec) -> None:  # noqa: ANN001
 def test_postgres_search_statements_reuse_one_plan(pg_spec) -> None:  # noqa: ANN001
     """A drawer search's statements, once prepared, run on one generic plan instead of being
     planned afresh on every call (the server kept choosing custom plans, whose planning cost
-    more than running them), and the pages stay exact."""
+    more than running them), and the pages stay exact. Both are prepared: the probe (with the
+    index's page in it) and the look-through read on (``network``: half the sessions)."""
     with pg_spec.open() as s:
         _fill(s, 150)  # more than the look-through's rows: rare queries reach the index
         for _ in range(8):
-            for q in ("zebra", "plain", "no-such-thing"):
+            for q in ("network", "zebra", "plain", "no-such-thing"):
                 assert [r["id"] for r in s.sessions.list(q, limit=5, offset=1)] == _model(s, q)[1:6]
         plans = s._backend.query(
             "SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements"
@@ -328,6 +329,22 @@ def test_postgres_search_statements_reuse_one_plan(pg_spec) -> None:  # noqa: AN
         )
     assert len(plans) >= 2
     assert all(generic >= 1 and custom == 0 for _sql, generic, custom in plans), plans
+
+
+def test_postgres_rare_search_is_one_statement(pg_spec) -> None:  # noqa: ANN001
+    """A query the newest rows hold too sparsely, and a miss, are answered by one statement:
+    the trigram index's page is part of the probe's statement (skipped there when the probe
+    settles it), not a second round trip. Seen from the server: the only prepared statement
+    that asks the index is the probe, and the searches' pages are exact."""
+    with pg_spec.open() as s:
+        _fill(s, 150)
+        for _ in range(8):
+            for q in ("zebra", "no-such-thing"):
+                assert [r["id"] for r in s.sessions.list(q, limit=5, offset=1)] == _model(s, q)[1:6]
+        plans = s._backend.query(
+            "SELECT statement FROM pg_prepared_statements WHERE strpos(statement, 'LIKE $') > 0"
+        )
+    assert len(plans) == 1 and plans[0][0].startswith("WITH p AS"), plans
 
 
 def _bitmap_scans(plan: dict) -> list[dict]:  # type: ignore[type-arg]

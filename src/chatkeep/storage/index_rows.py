@@ -285,49 +285,60 @@ class IndexRows:
                 if len(hits) >= want or len(seen) <= scan:  # the page, or the whole drawer
                     return hits[offset:want]
             else:
-                found = self._look_through(needle, join, want, scan)
+                found = self._look_through(needle, join, want, scan, offset)
                 if found is not None:
-                    return found[offset:want]
+                    return found
+        sql, params = self._index_page_sql(needle, page if limit is not None or offset else "")
+        return [(int(o), v) for o, v, _p, _c in self._b.query(sql + _ORDER.format(p="t."), params)]
+
+    def _index_page_sql(self, needle: str, page: str) -> tuple[str, tuple[Any, ...]]:
+        """The digest index's matches of ``needle``, cut to ``page`` (a LIMIT … OFFSET …
+        clause, or empty), as ``ord, value, pinned, created_at``, with the parameters: only
+        the page's rows are read whole (CROSS JOIN fixes that order on SQLite)."""
         sql, params = self._b.match_ords_sql(needle, self.profile)
-        if limit is not None or offset:  # a page is cut from the matches' keys first
+        if page:  # a page is cut from the matches' keys first
             sql = f"SELECT ord, pinned, created_at FROM ({sql}) m{_ORDER.format(p='')}{page}"
-        return [
-            (int(o), v)
-            for o, v in self._b.query(
-                # only the page's rows are read whole (CROSS JOIN fixes that order on SQLite)
-                f"SELECT s.ord, s.value FROM ({sql}) t {self._b.cross_join} ck_sessions s"
-                " ON s.profile = ? AND s.ord = t.ord" + _ORDER.format(p="t."),
-                (*params, self.profile),
-            )
-        ]
+        return (
+            f"SELECT s.ord, s.value, t.pinned, t.created_at FROM ({sql}) t"
+            f" {self._b.cross_join} ck_sessions s ON s.profile = ? AND s.ord = t.ord",
+            (*params, self.profile),
+        )
 
     def _look_through(
-        self, needle: str, join: str, want: int, scan: int
+        self, needle: str, join: str, want: int, scan: int, offset: int
     ) -> list[tuple[int, str]] | None:
-        """The first ``want`` matches of ``needle`` in the drawer's order, from its newest rows
-        read on the server (only the matching rows come over the wire), or ``None`` when the
-        trigram index is to answer instead. The newest few rows tell how densely the needle is
-        held: they fill the page, or the drawer ends, or enough of them hold it to fill the
-        page within ``scan`` rows (read on, only as far as the page's last match), or too few
-        do. Every limit is written out (an int): a plan made for any limit would have to
-        expect a tenth of the drawer, and be re-planned every time."""
+        """The page (from ``offset`` up to ``want``) of ``needle``'s matches in the drawer's
+        order, found from the drawer's newest rows read on the server (only the matching rows
+        come over the wire), or ``None`` when the index is to be asked after all. The newest
+        few rows tell how densely the needle is held: they fill the page, or the drawer ends,
+        or enough of them hold it to fill the page within ``scan`` rows (read on, only as far
+        as the page's last match), or too few do: then the trigram index answers in the same
+        statement (a one-time filter skips it otherwise), so a rare search or a miss is one
+        round trip. Every limit is written out (an int): a plan made for any limit would have
+        to expect a tenth of the drawer, and be re-planned every time."""
         self._b.reuse_search_plans()
         fn = self._b.substring_fn
         hit = f"{fn}(name_lc, ?) > 0 OR {fn}(dg, ?) > 0"
         rows = f"SELECT s.ord, s.value, s.pinned, s.created_at, s.name_lc, d.digest AS dg{join}"
         first = min(want, PROBE_ROWS) + 1
-        probe = self._b.query(
-            f"SELECT ord, CASE WHEN {hit} THEN value END, (SELECT count(*) FROM (SELECT 1"
+        index_sql, params = self._index_page_sql(needle, f" LIMIT {want - offset} OFFSET {offset}")
+        found = self._b.query(
+            f"WITH p AS MATERIALIZED (SELECT ord, CASE WHEN {hit} THEN value END AS v, pinned,"
+            f" created_at FROM ({rows}{_ORDER.format(p='s.')} LIMIT {first}) t)"
+            " SELECT 0 AS part, ord, v, pinned, created_at, (SELECT count(*) FROM (SELECT 1"
             f" FROM ck_sessions WHERE profile=? AND id IS NOT NULL{_ORDER.format(p='')}"
-            f" LIMIT {scan + 1}) c)"
-            f" FROM ({rows}{_ORDER.format(p='s.')} LIMIT {first}) t{_ORDER.format(p='')}",
-            (needle, needle, self.profile, self.profile),
+            f" LIMIT {scan + 1}) c) AS n FROM p UNION ALL SELECT 1, t.*, 0 FROM ({index_sql}) t"
+            f" WHERE (SELECT count(*) = {first} AND count(v) < {want}"
+            f" AND count(v) * {scan} < {want * first} FROM p)"
+            f" ORDER BY part,{_ORDER.format(p='')[9:]}",
+            (needle, needle, self.profile, self.profile, *params),
         )
-        hits = [(int(o), v) for o, v, _n in probe if v is not None]
+        probe = [r for r in found if r[0] == 0]
+        hits = [(int(r[1]), r[2]) for r in probe if r[2] is not None]
         if len(probe) < first or len(hits) >= want:  # the whole drawer, or the page
-            return hits
-        if len(hits) * scan < want * first:  # too few hold it: the index answers
-            return None
+            return hits[offset:want]
+        if len(hits) * scan < want * first:  # too few hold it: the index answered
+            return [(int(r[1]), r[2]) for r in found if r[0] == 1]
         hits += [
             (int(o), v)
             for o, v in self._b.query(
@@ -337,8 +348,8 @@ class IndexRows:
                 (self.profile, needle, needle),
             )
         ]
-        drawer = probe[0][2]  # its rows, counted up to one more than the look-through's
-        return hits if len(hits) >= want or drawer <= scan else None
+        drawer = probe[0][5]  # its rows, counted up to one more than the look-through's
+        return hits[offset:want] if len(hits) >= want or drawer <= scan else None
 
 
 def convert_all_profiles(backend: Any) -> bool:
