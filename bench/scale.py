@@ -20,9 +20,11 @@ a slow moment of the machine hits both alike):
   lines, outside the figure. Each search is timed as a user meets it: after other work has
   gone through the CPU caches (a :class:`_Sweep` before it), since a search follows typing,
   never another search of the same drawer a millisecond earlier. The four queries timed back
-  to back (caches warm) are shown on a line of their own, outside the figure: there the 1×
+  to back (caches warm) are shown on lines of their own, outside the figure: there the 1×
   profile's few pages stay in the caches between its searches while the 100× profile's do
-  not, so that line measures the caches' size as much as the store;
+  not, so those lines also measure how much of each profile fits in the caches. The sweep
+  adds about the same time to a search at both sizes, which brings a ratio closer to 1 too
+  (``docs/benchmarks.md`` reads both);
 * ``session save`` — the 60-entry live conversation saved into the drawer (deleted again,
   untimed, so the drawer keeps its size);
 * ``session add`` — one 4-entry session added with ``sessions.add_many`` (what an import and
