@@ -250,7 +250,7 @@ class IndexRows:
         if "\x00" in needle:  # names and digests are searched without their NULs
             return []
         if limit is not None and self._b.digest_keyed:
-            want = offset + limit
+            want = min(offset + limit, _ALL)  # no page ends further (every LIMIT is a bigint)
             if self._b.ordered_rids:
                 if legacy is None:
                     legacy = self.index_has_legacy()
@@ -270,7 +270,7 @@ class IndexRows:
                         (self.profile, needle, needle),
                     )
                 ]
-            scan = SCAN_PAGES * want
+            scan = min(SCAN_PAGES * want, _ALL)
             if self._b.local:  # an embedded file: Python's substring search is the faster
                 seen = [
                     (o, v if needle in n or (d is not None and needle in d) else None)
@@ -321,6 +321,9 @@ class IndexRows:
         hit = f"{fn}(name_lc, ?) > 0 OR {fn}(dg, ?) > 0"
         rows = f"SELECT s.ord, s.value, s.pinned, s.created_at, s.name_lc, d.digest AS dg{join}"
         first = min(want, PROBE_ROWS) + 1
+        # fewer hits than this among the first rows: too few to fill the page within ``scan``
+        # rows (hits * scan < want * first, with no product the server could overflow)
+        sparse = -(-want * first // scan)
         index_sql, params = self._index_page_sql(needle, f" LIMIT {want - offset} OFFSET {offset}")
         found = self._b.query(
             f"WITH p AS MATERIALIZED (SELECT ord, CASE WHEN {hit} THEN value END AS v, pinned,"
@@ -329,7 +332,7 @@ class IndexRows:
             f" FROM ck_sessions WHERE profile=? AND id IS NOT NULL{_ORDER.format(p='')}"
             f" LIMIT {scan + 1}) c) AS n FROM p UNION ALL SELECT 1, t.*, 0 FROM ({index_sql}) t"
             f" WHERE (SELECT count(*) = {first} AND count(v) < {want}"
-            f" AND count(v) * {scan} < {want * first} FROM p)"
+            f" AND count(v) < {sparse} FROM p)"
             f" ORDER BY part,{_ORDER.format(p='')[9:]}",
             (needle, needle, self.profile, self.profile, *params),
         )
@@ -337,7 +340,7 @@ class IndexRows:
         hits = [(int(r[1]), r[2]) for r in probe if r[2] is not None]
         if len(probe) < first or len(hits) >= want:  # the whole drawer, or the page
             return hits[offset:want]
-        if len(hits) * scan < want * first:  # too few hold it: the index answered
+        if len(hits) < sparse:  # too few hold it: the index answered
             return [(int(r[1]), r[2]) for r in found if r[0] == 1]
         hits += [
             (int(o), v)
