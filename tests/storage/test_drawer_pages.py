@@ -295,7 +295,14 @@ def test_pages_beyond_any_drawer_are_empty_not_errors(drawer: chatkeep.Store) ->
     "bigint out of range"; SQLite: an OverflowError from the driver)."""
     for q in ("zebra", "network", "no-such-thing", "z", ""):
         model = _model(drawer, q)
-        for limit, offset in ((2**62, 0), (2**63, 3), (10**6, 2**61), (2**70, 2**70), (5, 2**62)):
+        for limit, offset in (
+            (2**62, 0),
+            (2**63, 3),
+            (10**6, 2**61),
+            (2**70, 2**70),
+            (5, 2**62),
+            (0, 0),
+        ):
             got = [r["id"] for r in drawer.sessions.list(q, limit=limit, offset=offset)]
             assert got == model[offset : offset + limit], (q, limit, offset)
 

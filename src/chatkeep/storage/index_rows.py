@@ -323,7 +323,7 @@ class IndexRows:
         first = min(want, PROBE_ROWS) + 1
         # fewer hits than this among the first rows: too few to fill the page within ``scan``
         # rows (hits * scan < want * first, with no product the server could overflow)
-        sparse = -(-want * first // scan)
+        sparse = -(-want * first // max(scan, 1))  # (a page of none: scan 0)
         index_sql, params = self._index_page_sql(needle, f" LIMIT {want - offset} OFFSET {offset}")
         found = self._b.query(
             f"WITH p AS MATERIALIZED (SELECT ord, CASE WHEN {hit} THEN value END AS v, pinned,"
