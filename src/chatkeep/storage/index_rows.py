@@ -285,7 +285,7 @@ class IndexRows:
                 if len(hits) >= want or len(seen) <= scan:  # the page, or the whole drawer
                     return hits[offset:want]
             else:
-                found = self._look_through(needle, join, want, scan, offset)
+                found = self._look_through(needle, join, want, scan, offset, page)
                 if found is not None:
                     return found
         sql, params = self._index_page_sql(needle, page if limit is not None or offset else "")
@@ -305,12 +305,13 @@ class IndexRows:
         )
 
     def _look_through(
-        self, needle: str, join: str, want: int, scan: int, offset: int
+        self, needle: str, join: str, want: int, scan: int, offset: int, page: str
     ) -> list[tuple[int, str]] | None:
         """The page (from ``offset`` up to ``want``) of ``needle``'s matches in the drawer's
-        order, found from the drawer's newest rows read on the server (only the matching rows
-        come over the wire), or ``None`` when the index is to be asked after all. The newest
-        few rows tell how densely the needle is held: they fill the page, or the drawer ends,
+        order (``page``: that LIMIT … OFFSET … clause), found from the drawer's newest rows read
+        on the server (only the matching rows come over the wire), or ``None`` when the index
+        is to be asked after all. The newest few rows tell how densely the needle is held:
+        they fill the page, or the drawer ends,
         or enough of them hold it to fill the page within ``scan`` rows (read on, only as far
         as the page's last match), or too few do: then the trigram index answers in the same
         statement (a one-time filter skips it otherwise), so a rare search or a miss is one
@@ -324,7 +325,7 @@ class IndexRows:
         # fewer hits than this among the first rows: too few to fill the page within ``scan``
         # rows (hits * scan < want * first, with no product the server could overflow)
         sparse = -(-want * first // max(scan, 1))  # (a page of none: scan 0)
-        index_sql, params = self._index_page_sql(needle, f" LIMIT {want - offset} OFFSET {offset}")
+        index_sql, params = self._index_page_sql(needle, page)
         found = self._b.query(
             f"WITH p AS MATERIALIZED (SELECT ord, CASE WHEN {hit} THEN value END AS v, pinned,"
             f" created_at FROM ({rows}{_ORDER.format(p='s.')} LIMIT {first}) t)"
@@ -333,7 +334,7 @@ class IndexRows:
             f" LIMIT {scan + 1}) c) AS n FROM p UNION ALL SELECT 1, t.*, 0 FROM ({index_sql}) t"
             f" WHERE (SELECT count(*) = {first} AND count(v) < {want}"
             f" AND count(v) < {sparse} FROM p)"
-            f" ORDER BY part,{_ORDER.format(p='')[9:]}",
+            " ORDER BY part, " + _ORDER.format(p="").removeprefix(" ORDER BY "),
             (needle, needle, self.profile, self.profile, *params),
         )
         probe = [r for r in found if r[0] == 0]
