@@ -39,7 +39,6 @@ PLACES: dict[str, str] = {
     "chatkeep.dataurl": "ground",
     "chatkeep.digest": "ground",
     "chatkeep.limits": "ground",
-    "chatkeep.jsontext": "ground",
     "chatkeep.rules": "rules",
     "chatkeep.storage": "storage",
     "chatkeep.conversation": "engine",

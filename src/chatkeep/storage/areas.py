@@ -13,10 +13,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterable
+from json import loads
 
 from ..constants import HISTORY_KEY
 from ..errors import InvalidValue
-from ..jsontext import loads
 from ..limits import MAX_KEY_CHARS, check_key, check_text, check_value
 from . import codec
 

@@ -19,13 +19,14 @@ Contract:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterable
+from json import loads
 
 from ..constants import GET_ALL_KEYS, SESSIONS_INDEX_KEY
 from ..dataurl import head_length
 from ..digest import digest_text, hex_of
 from ..errors import CorruptValue, InvalidValue
-from ..jsontext import loads
 from ..limits import check_value
 
 TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
@@ -110,8 +111,6 @@ def text_blobs_for(key: str) -> bool:
 
 def dumps(value: Any) -> str:
     try:
-        import json  # here, not at import: reading needs only jsontext.loads
-
         return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
     except (TypeError, ValueError) as exc:
         raise InvalidValue(f"value is not JSON-compatible: {exc}") from None

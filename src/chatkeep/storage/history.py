@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from json import loads
 
 from ..constants import ACTIVE_SESSION_KEY, DEFAULTS
 from ..entries import (
@@ -28,7 +29,6 @@ from ..entries import (
     validate_entry,
 )
 from ..errors import CorruptValue, InvalidEntry, InvalidValue
-from ..jsontext import loads
 from . import codec
 from .sql import now_ms
 

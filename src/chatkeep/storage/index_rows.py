@@ -14,9 +14,10 @@ owner ``k:savedSessions`` and are reset whenever the whole list is written.
 
 from __future__ import annotations
 
+from json import loads
+
 from ..constants import SESSIONS_INDEX_KEY
 from ..errors import CorruptValue
-from ..jsontext import loads
 from . import codec
 
 TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it

@@ -9,9 +9,10 @@ lifecycle operations that combine storage with the request rules.
 
 from __future__ import annotations
 
+from json import loads
+
 from ..constants import DEFAULTS, GET_ALL_KEYS, ORIGINAL_PREFIX, SESSIONS_INDEX_KEY
 from ..entries import has_image_parts, image_part_url, is_image_part
-from ..jsontext import loads
 from . import codec
 from .areas import LocalArea, MemoryArea
 from .backend import Backend
