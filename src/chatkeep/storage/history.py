@@ -3,7 +3,9 @@
 Every write goes through one lock (the backend's write transaction: FIFO in-process,
 exclusive across processes) and is validated, then bounded by the live window:
 keep the last ``maxHistoryEntries`` entries, then drop the oldest while the text length exceeds
-``maxHistoryChars`` (never below one entry). Dropped entries move to the archive, in order.
+``maxHistoryChars`` (never below one entry), never archiving the turn in progress (the newest
+user entry and what follows it stay live, however large). Dropped entries move to the archive,
+in order.
 
 Writes are differential: a mutation rewrites only the rows after the longest unchanged prefix,
 and :meth:`History.append` inserts one row without reading the history at all.
@@ -239,10 +241,13 @@ class History:
         drop = max(0, count - max_entries)
         if drop == 0 and chars <= max_chars:
             return count, chars
+        # the turn in progress (the newest user entry and what follows it) always stays live
+        limit = max(0, count - self._turn_length(tx))
+        drop = min(drop, limit)
         fetch = drop + 16
         olds = tx.oldest_chars(fetch)
         dropped_chars = sum(olds[:drop])
-        while chars - dropped_chars > max_chars and count - drop > 1:
+        while chars - dropped_chars > max_chars and drop < limit:
             if drop >= len(olds):
                 fetch *= 2
                 olds = tx.oldest_chars(fetch)
@@ -252,6 +257,24 @@ class History:
             drop += 1
         moved, moved_chars = tx.archive_oldest(drop)
         return count - moved, chars - moved_chars
+
+    @staticmethod
+    def _turn_length(tx: Tx) -> int:
+        """Rows from the newest user entry to the end (at least 1): the turn in progress,
+        which the window never archives (SPEC §3.3). Reads only the newest rows."""
+        n = 8
+        while True:
+            tail = tx.hist_tail(n)
+            for i, (_pos, _chars, text) in enumerate(tail):
+                try:
+                    value = codec.loads_stored(text)  # blob markers stay markers: no blob read
+                except CorruptValue:
+                    continue
+                if isinstance(value, dict) and value.get("role") == "user":
+                    return i + 1
+            if len(tail) < n:
+                return 1
+            n *= 4
 
     def _after_write(self, tx: Tx, count: int, chars: int) -> int:
         count, chars = self._bound(tx, count, chars)
