@@ -6,10 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import chatkeep
 from clirun import run
 from support.provider_server import Text
-
-import chatkeep
 
 PASTE = ("A line of a very long pasted log, kept whole. " * 22 + "\n") * 1000  # ~1 MB
 
