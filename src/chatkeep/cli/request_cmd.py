@@ -34,6 +34,13 @@ def request_cmd(ctx, text: str, provider: str | None, model: str | None, as_json
         )
     else:
         click.echo(plain(f"next request: {p['style']} {p['model']}  →  {p['url']}"))
+    if p["keyProblem"]:  # a preview sends nothing, so it needs no key; a send would
+        click.echo(
+            plain(
+                f"no API key is set: {p['keyProblem']['message']} — a send would fail; "
+                "this preview sends nothing"
+            )
+        )
     if p["previousResponseId"]:
         click.echo(
             f"continues server transcript {p['previousResponseId']}: "
