@@ -14,6 +14,7 @@ import click
 from .context import pass_ctx
 from .main import EXIT_CODES
 from .output import echo_json, plain
+from .words import plural
 
 #: Exit status when problems remain: the "store" row of the exit-code table.
 PROBLEMS_EXIT = EXIT_CODES["store"]
@@ -44,6 +45,9 @@ def doctor_cmd(ctx, repair: bool, as_json: bool) -> None:  # noqa: ANN001
                 if repair or report["readOnly"]
                 else " (run `chatkeep doctor --repair` to fix what is safe)"
             )
-            click.echo(f"{report['remaining']} problem(s) remain{hint}", err=True)
+            left = plural(report["remaining"], "problem")
+            click.echo(
+                f"{left} {'remains' if report['remaining'] == 1 else 'remain'}{hint}", err=True
+            )
     if not report["healthy"]:
         sys.exit(PROBLEMS_EXIT)
