@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from ..errors import MissingFile, NotAFile
+from .. import MissingFile, NotAFile
 
 
 class FilePath(click.Path):
