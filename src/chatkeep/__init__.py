@@ -32,11 +32,15 @@ from .errors import (
     CorruptValue,
     InvalidEntry,
     InvalidValue,
+    MissingFile,
+    NotAFile,
     NotFound,
     ProviderConfigError,
     ProviderError,
     StoreError,
     UndecodableImage,
+    UnknownProvider,
+    UnknownSetting,
 )
 
 TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need these imports
@@ -265,6 +269,8 @@ __all__ = [
     "IMPORT_SOURCES",
     "InvalidEntry",
     "InvalidValue",
+    "MissingFile",
+    "NotAFile",
     "NotFound",
     "PAGE_CONTEXT_PREFIX",
     "PANEL_OPTION_DEFAULTS",
@@ -278,6 +284,8 @@ __all__ = [
     "StoreError",
     "Turn",
     "UndecodableImage",
+    "UnknownProvider",
+    "UnknownSetting",
     "WireRequest",
     "__version__",
     "age_stale_attachments",

@@ -129,7 +129,7 @@ def test_undo_attach(spec, capsys, fixtures_dir):
         assert s.history.read() == []
     before = spec.dump()
     code, _, err = _main(spec, capsys, "undo-attach", attach_id)
-    assert code == 1 and "no attachment with id" in err and "hint: " in err
+    assert code == 9 and "no attachment with id" in err and "hint: " in err
     assert spec.dump() == before
 
 

@@ -69,17 +69,19 @@ def test_config_set_parses_by_type(db: Path, key: str, text: str, value: object)
     ],
 )
 def test_config_set_refuses_bad_values(db: Path, key: str, text: str, needle: str) -> None:
-    """A bad key or value exits 3 with a message naming it, and nothing is written."""
+    """A bad value exits 3, a key that is not a setting 9 (unknown name), with a message
+    naming it, and nothing is written."""
     proc = run(db, "config", "set", key, text, ok=False)
-    assert proc.returncode == 3 and needle in proc.stderr, proc.stderr
+    unknown = key in ("fontsize", "history")
+    assert proc.returncode == (9 if unknown else 3) and needle in proc.stderr, proc.stderr
     with chatkeep.open(str(db)) as s:
         assert s.local.keys() == []
 
 
 def test_config_get_unknown_key(db: Path) -> None:
-    """config get of an unknown key exits 3 with a suggestion."""
+    """config get of an unknown key exits 9 (unknown name) with a suggestion."""
     proc = run(db, "config", "get", "maxHistoryEntry", ok=False)
-    assert proc.returncode == 3 and "did you mean maxHistoryEntries?" in proc.stderr
+    assert proc.returncode == 9 and "did you mean maxHistoryEntries?" in proc.stderr
 
 
 def test_chat_dash_reads_stdin(db: Path, provider_server) -> None:

@@ -110,7 +110,7 @@ def test_import_browsa_example(db: Path) -> None:
 def test_errors_have_hints_and_exit_codes(db: Path, tmp_path: Path) -> None:
     """Errors print `error:` and `hint:` on stderr with a non-zero exit and no traceback."""
     missing = run(db, "sessions", "show", "nope", ok=False)
-    assert missing.returncode == 1
+    assert missing.returncode == 9
     assert "error: no saved session" in missing.stderr and "hint:" in missing.stderr
     assert "Traceback" not in missing.stderr
     bad = tmp_path / "bad.json"

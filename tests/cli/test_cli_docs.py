@@ -68,5 +68,5 @@ def test_every_option_has_help_text() -> None:
 def test_every_exit_code_is_documented() -> None:
     """The exit-code table lists every code the CLI uses, Ctrl-C's 130 included."""
     table = DOC[DOC.index("## Errors and exit codes") :]
-    for code in {c for _cls, c in EXIT_CODES} | {0, 2, 130}:
+    for code in set(EXIT_CODES.values()) | {0, 2, 130}:
         assert re.search(rf"^\| {code} \|", table, re.M), code

@@ -182,7 +182,7 @@ def test_error_paths_and_exit_codes(tmp_path: Path, provider_server) -> None:  #
     assert too_big.returncode == 6 and "hint:" in too_big.stderr
 
     bad_attach = run(db, "attach", str(tmp_path / "missing.pdf"), ok=False)
-    assert bad_attach.returncode == 8 and "hint:" in bad_attach.stderr
+    assert bad_attach.returncode == 10 and "hint:" in bad_attach.stderr  # a missing file
     bad_index = run(db, "edit", "99", "x", ok=False)
     assert bad_index.returncode == 3 and "hint:" in bad_index.stderr
     locked_store = run(tmp_path, "stats", ok=False)

@@ -74,7 +74,7 @@ def test_provider_bad_input(tmp_path: Path) -> None:
     )
     assert bad.returncode == 7 and "baseUrl" in bad.stderr and "hint:" in bad.stderr
     unknown = run(db, "provider", "use", "ghost", ok=False)
-    assert unknown.returncode == 7 and "ghost" in unknown.stderr
+    assert unknown.returncode == 9 and "ghost" in unknown.stderr
     usage = run(
         db,
         "provider",

@@ -71,7 +71,7 @@ def test_escape_sequences_are_shown_not_executed(db: Path) -> None:
 def test_error_messages_keep_brackets(db: Path) -> None:
     """An error quoting user input prints it verbatim on stderr."""
     proc = run(db, "sessions", "show", "[nope]", ok=False)
-    assert proc.returncode == 1 and "[nope]" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 9 and "[nope]" in proc.stderr and "Traceback" not in proc.stderr
 
 
 def test_session_id_prefixes_everywhere(db: Path) -> None:
@@ -114,7 +114,7 @@ def test_short_ambiguous_and_unknown_prefixes(db: Path) -> None:
     too_short = run(db, "sessions", "show", shared[:3], ok=False)
     assert too_short.returncode == 3 and "at least 4" in too_short.stderr
     unknown = run(db, "sessions", "show", "zzzzzzzz", ok=False)
-    assert unknown.returncode == 1 and "no saved session" in unknown.stderr
+    assert unknown.returncode == 9 and "no saved session" in unknown.stderr
 
 
 def test_history_last_n(db: Path) -> None:

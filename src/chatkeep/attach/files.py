@@ -28,7 +28,7 @@ import stat
 from pathlib import Path
 
 from ..constants import DEFAULT_MAX_IMAGE_PIXELS, DEFAULT_MAX_PDF_PAGES, MAX_SOURCE_BYTES_KEY
-from ..errors import AttachError
+from ..errors import AttachError, MissingFile, NotAFile
 from .images import extract_image_bytes
 from .pdf import extract_pdf_bytes
 from .sources import (
@@ -59,7 +59,9 @@ def _read_limited(path: Path, max_bytes: int) -> bytes:
     try:
         st = path.stat()
     except FileNotFoundError:
-        raise AttachError(f"no such file: {path}", hint="check the path and try again") from None
+        raise MissingFile(
+            f"no such file: {path}", path=str(path), hint="check the path and try again"
+        ) from None
     except ValueError as exc:  # a NUL in the path
         raise AttachError(
             f"unusable file name {str(path)!r}: {exc}", hint="check the path"
@@ -69,7 +71,9 @@ def _read_limited(path: Path, max_bytes: int) -> bytes:
             f"cannot open {path}: {exc.strerror or exc}", hint="check the path"
         ) from None
     if path.is_dir():
-        raise AttachError(f"{path} is a directory", hint="attach the files inside it one by one")
+        raise NotAFile(
+            f"{path} is a directory", path=str(path), hint="attach the files inside it one by one"
+        )
     if not stat.S_ISREG(st.st_mode):  # a FIFO, socket or device would block or never end
         raise AttachError(
             f"{path} is not a regular file", hint="attach a saved file, not a device or pipe"

@@ -23,7 +23,7 @@ import re
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..errors import AttachError
+from ..errors import AttachError, MissingFile, NotAFile
 from .sources import DEFAULT_MAX_CHARS, DEFAULT_MAX_FILE_BYTES, Extracted, cap_text, decode_text
 
 __all__ = ["extract_video", "format_timestamp", "parse_transcript", "video_platform"]
@@ -136,8 +136,10 @@ def _read_transcript(path: Path, max_bytes: int) -> bytes:
     try:
         size = path.stat().st_size
     except FileNotFoundError:
-        raise AttachError(
-            f"transcript file not found: {path}", hint="check the path of the .vtt/.srt file"
+        raise MissingFile(
+            f"transcript file not found: {path}",
+            path=str(path),
+            hint="check the path of the .vtt/.srt file",
         ) from None
     except OSError as exc:
         raise AttachError(
@@ -145,7 +147,9 @@ def _read_transcript(path: Path, max_bytes: int) -> bytes:
             hint="check the path and its permissions",
         ) from None
     if not path.is_file():
-        raise AttachError(f"{path} is not a file", hint="pass the path of a .vtt or .srt file")
+        raise NotAFile(
+            f"{path} is not a file", path=str(path), hint="pass the path of a .vtt or .srt file"
+        )
     if size > max_bytes:
         raise AttachError(
             f"transcript {path.name} is {size:,} bytes, over the {max_bytes:,}-byte limit",

@@ -12,10 +12,12 @@ import sys
 import click
 
 from .context import pass_ctx
-from .output import echo_json
+from .main import EXIT_CODES
+from .output import echo_json, plain
+from .words import plural
 
-#: Exit status when problems remain (the store-problem status of the other commands).
-PROBLEMS_EXIT = 4
+#: Exit status when problems remain: the "store" row of the exit-code table.
+PROBLEMS_EXIT = EXIT_CODES["store"]
 
 
 @click.command("doctor")
@@ -33,10 +35,19 @@ def doctor_cmd(ctx, repair: bool, as_json: bool) -> None:  # noqa: ANN001
             click.echo(f"{mark}  {p['kind']:<14} {p['where']}: {p['detail']}")
         for key in report["quarantined"]:
             click.echo(f"quarantined an unreadable row under {key}")
+        for note in report["notes"]:
+            click.echo(plain(f"note: {note}"))
         if report["healthy"]:
             click.echo("healthy: no problems" + (" left" if report["problems"] else ""))
         else:
-            hint = "" if repair else " (run `chatkeep doctor --repair` to fix what is safe)"
-            click.echo(f"{report['remaining']} problem(s) remain{hint}", err=True)
+            hint = (
+                ""
+                if repair or report["readOnly"]
+                else " (run `chatkeep doctor --repair` to fix what is safe)"
+            )
+            left = plural(report["remaining"], "problem")
+            click.echo(
+                f"{left} {'remains' if report['remaining'] == 1 else 'remain'}{hint}", err=True
+            )
     if not report["healthy"]:
         sys.exit(PROBLEMS_EXIT)

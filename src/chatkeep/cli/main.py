@@ -13,31 +13,30 @@ import sys
 
 import click
 
-from .. import (
-    AttachError,
-    ChatkeepError,
-    ContextOverflow,
-    InvalidEntry,
-    InvalidValue,
-    ProviderConfigError,
-    ProviderError,
-    StoreError,
-    __version__,
-)
+from .. import ChatkeepError, __version__
 from ._help import HELP_WIDTH
 from .context import Ctx
+from .paths import typed_paths
 
-#: Exit status per error class (first match wins); usage errors exit 2 (Click's own).
-EXIT_CODES: list[tuple[type[ChatkeepError], int]] = [
-    (InvalidEntry, 3),
-    (InvalidValue, 3),
-    (StoreError, 4),
-    (ContextOverflow, 6),
-    (ProviderError, 5),
-    (ProviderConfigError, 7),
-    (AttachError, 8),
-    (ChatkeepError, 1),
-]
+#: The one exit-code table: the kind of mistake (``ChatkeepError.kind``, see
+#: :data:`chatkeep.errors.KINDS`) → exit status. Every command exits through it; docs/cli.md
+#: states the same table (a test compares them). "usage" is Click's own status for a bad
+#: command line, "interrupted" Ctrl-C's; `doctor` exits with the "store" status when problems
+#: remain.
+EXIT_CODES: dict[str, int] = {
+    "other": 1,
+    "usage": 2,
+    "bad-value": 3,
+    "store": 4,
+    "provider": 5,
+    "context-overflow": 6,
+    "provider-config": 7,
+    "attach": 8,
+    "unknown-name": 9,
+    "missing-file": 10,
+    "wrong-type": 11,
+    "interrupted": 130,
+}
 
 
 #: Every command: name → (module, attribute, one-line help). Modules are imported only when their
@@ -129,7 +128,8 @@ class LazyGroup(click.Group):
             return self.commands.get(cmd_name)
         module, attr, _short = COMMANDS[cmd_name]
         command = getattr(importlib.import_module(f".{module}", __package__), attr)
-        return command if isinstance(command, click.Command) else None
+        # file arguments report a missing file / a directory as the typed errors (exit table)
+        return typed_paths(command) if isinstance(command, click.Command) else None
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][2]) for name in sorted(COMMANDS)]
@@ -180,10 +180,8 @@ def render_help() -> str:
 
 
 def exit_code_for(exc: ChatkeepError) -> int:
-    for cls, code in EXIT_CODES:
-        if isinstance(exc, cls):
-            return code
-    return 1
+    """The exit status of an error: its kind's row of :data:`EXIT_CODES`."""
+    return EXIT_CODES.get(exc.kind, EXIT_CODES["other"])
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -192,7 +190,7 @@ def main(argv: list[str] | None = None) -> None:
         cli.main(args=argv, prog_name="chatkeep", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("aborted", err=True)
-        sys.exit(130)
+        sys.exit(EXIT_CODES["interrupted"])
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)

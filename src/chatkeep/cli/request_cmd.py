@@ -6,6 +6,7 @@ import click
 
 from .context import pass_ctx
 from .output import echo_json, human_size, plain
+from .words import plural
 
 
 @click.command("request")
@@ -34,6 +35,13 @@ def request_cmd(ctx, text: str, provider: str | None, model: str | None, as_json
         )
     else:
         click.echo(plain(f"next request: {p['style']} {p['model']}  →  {p['url']}"))
+    if p["keyProblem"]:  # a preview sends nothing, so it needs no key; a send would
+        click.echo(
+            plain(
+                f"no API key is set: {p['keyProblem']['message']} — a send would fail; "
+                "this preview sends nothing"
+            )
+        )
     if p["previousResponseId"]:
         click.echo(
             f"continues server transcript {p['previousResponseId']}: "
@@ -41,12 +49,17 @@ def request_cmd(ctx, text: str, provider: str | None, model: str | None, as_json
         )
     click.echo("steps: " + " → ".join(p["steps"]) if p["steps"] else "steps: none")
     for e in p["entries"]:
-        img = f", {e['images']} image(s) {human_size(e['imageBytes'])}" if e["images"] else ""
-        click.echo(f"  #{e['index']:<3} {e['role']:<9} {e['sent']:<6} {e['chars']:>9,} chars{img}")
+        img = (
+            f", {plural(e['images'], 'image')} {human_size(e['imageBytes'])}" if e["images"] else ""
+        )
+        chars = plural(e["chars"], "char")
+        click.echo(f"  #{e['index']:<3} {e['role']:<9} {e['sent']:<6} {chars:>15}{img}")
     r, n, saved = p["request"], p["naive"], p["savings"]
     click.echo(
-        f"sends {human_size(r['bytes'])} ({r['chars']:,} chars, {r['images']} images, ~{r['estTokens']:,} tokens) "
-        f"instead of {human_size(n['bytes'])} ({n['images']} images): {saved['ratio']:.0%} saved"
+        f"sends {human_size(r['bytes'])} ({plural(r['chars'], 'char')}, "
+        f"{plural(r['images'], 'image')}, ~{plural(r['estTokens'], 'token')}) "
+        f"instead of {human_size(n['bytes'])} ({plural(n['images'], 'image')}): "
+        f"{saved['ratio']:.0%} saved"
     )
     pre = p["prefix"]
     if pre["hasPrevious"]:
@@ -59,6 +72,6 @@ def request_cmd(ctx, text: str, provider: str | None, model: str | None, as_json
         click.echo("prefix reuse: nothing to compare with yet")
     cr = p["cacheRead"]
     click.echo(
-        f"predicted cache read: ~{cr['tokens']:,} of ~{cr['ofTokens']:,} prompt tokens "
+        f"predicted cache read: ~{cr['tokens']:,} of ~{plural(cr['ofTokens'], 'prompt token')} "
         f"({cr['ratio']:.0%})"
     )

@@ -249,13 +249,20 @@ def _messages(body: dict[str, Any]) -> list[dict[str, Any]]:
 
 def _preview_card(
     settings: dict[str, Any], provider: str | None, model: str | None, env: Any
-) -> tuple[Card, dict[str, str] | None]:
+) -> tuple[Card, dict[str, str] | None, dict[str, str] | None]:
+    """The card a preview builds for, the problem when none resolves, and the key problem
+    when the card's key is not set (a preview sends nothing, so it needs no key)."""
     try:
-        return resolve_provider(settings, provider, model, env=env), None
+        card = resolve_provider(settings, provider, model, env=env, need_key=False)
     except ProviderConfigError as exc:
         if provider:
             raise
-        return _NO_CARD, {"message": exc.message, "hint": exc.hint}
+        return _NO_CARD, {"message": exc.message, "hint": exc.hint}, None
+    try:
+        resolve_provider(settings, provider, model, env=env)
+    except ProviderConfigError as exc:  # only the key can fail here: the card resolved above
+        return card, None, {"message": exc.message, "hint": exc.hint}
+    return card, None, None
 
 
 def preview_request(
@@ -267,14 +274,15 @@ def preview_request(
     env: Any = None,
 ) -> dict[str, Any]:
     """What the next send of ``draft`` would send (see the module docstring). Keys:
-    ``provider``, ``problem``, ``style``, ``model``, ``url``, ``body``, ``previousResponseId``,
+    ``provider``, ``problem``, ``keyProblem`` (the card's API key is not set: a send would
+    fail, the preview does not), ``style``, ``model``, ``url``, ``body``, ``previousResponseId``,
     ``steps``, ``entries``, ``messages``, ``request``, ``naive``, ``savings``, ``prefix``,
     ``cacheRead`` (the prompt tokens the provider's cache should serve after the previous
     request, :func:`~chatkeep.rules.cache_read.predicted_cache_read`)."""
     if not isinstance(draft, str):
         raise InvalidValue(f"the draft must be a string, got {type(draft).__name__}")
     settings = profile.get_all()
-    card, problem = _preview_card(settings, provider, model, env)
+    card, problem, key_problem = _preview_card(settings, provider, model, env)
     history = profile.history.read()
     user_entry: Entry = {"role": "user", "content": draft if draft.strip() else PREVIEW_DRAFT}
     system = system_prompt(settings)
@@ -295,6 +303,7 @@ def preview_request(
         if problem
         else {"name": card.name, "style": card.style, "model": card.model},
         "problem": problem,
+        "keyProblem": key_problem,
         "style": card.style,
         "model": card.model if not problem else "",
         "url": request.url,

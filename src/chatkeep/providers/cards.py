@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..errors import ProviderConfigError
+from ..errors import ProviderConfigError, UnknownProvider
 from ..rules.cache import accepts_prompt_cache_key
 from ..rules.wire.base import api_root  # one base-URL rule for requests and SDKs
 
@@ -254,8 +254,13 @@ def resolve_provider(
     name: str | None = None,
     model: str | None = None,
     env: Mapping[str, str] | None = None,
+    *,
+    need_key: bool = True,
 ) -> Card:
-    """The card to call: explicit ``name``, else ``activeProvider``, else the env fallback."""
+    """The card to call: explicit ``name``, else ``activeProvider``, else the env fallback.
+
+    ``need_key=False`` (a preview, which sends nothing): a card whose ``apiKeyEnv`` is not set
+    resolves with no key instead of raising."""
     env = os.environ if env is None else env
     providers = settings.get("providers") or {}
     if not isinstance(providers, Mapping):
@@ -276,7 +281,7 @@ def resolve_provider(
             )
     if chosen not in providers:
         known = ", ".join(sorted(providers)) or "none"
-        raise ProviderConfigError(
+        raise UnknownProvider(
             f"no provider card named {chosen!r} (stored cards: {known})",
             hint="add it with `chatkeep provider add NAME --style S --base-url URL --model M` "
             "or pick another with `chatkeep provider use NAME`",
@@ -289,7 +294,7 @@ def resolve_provider(
         style=data["style"],
         base_url=data["baseUrl"],
         model=override or data["model"],
-        api_key=_resolve_key(data, chosen, env),
+        api_key=_resolve_key(data, chosen, env) if need_key else _key_if_set(data, env),
         temperature=data.get("temperature"),
         max_tokens=data.get("maxTokens"),
         stream=data["stream"],
@@ -310,6 +315,14 @@ def _resolve_key(data: Mapping[str, Any], name: str, env: Mapping[str, str]) -> 
                 hint=f"export {key_env}=<your key> (or change the card's apiKeyEnv)",
             )
         return value.strip()
+    key = data.get("apiKey")
+    return key if isinstance(key, str) and key else None
+
+
+def _key_if_set(data: Mapping[str, Any], env: Mapping[str, str]) -> str | None:
+    key_env = data.get("apiKeyEnv")
+    if key_env:
+        return env.get(key_env, "").strip() or None
     key = data.get("apiKey")
     return key if isinstance(key, str) and key else None
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..errors import NotFound, ProviderConfigError
+from ..errors import NotFound, ProviderConfigError, UnknownProvider
 from .cards import validate_card
 
 if TYPE_CHECKING:
@@ -181,7 +181,7 @@ class CardRegistry:
             cards = _cards(values)
             if name not in cards:
                 known = ", ".join(sorted(cards)) or "none yet"
-                raise ProviderConfigError(
+                raise UnknownProvider(
                     f"no provider named {name!r} (known: {known})", hint=_ADD_HINT
                 )
             return {"activeProvider": name, "activeModel": (model or "").strip()}

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..constants import DEFAULTS, PANEL_OPTION_DEFAULTS
-from ..errors import InvalidValue
+from ..errors import InvalidValue, UnknownSetting
 
 __all__ = ["SEND_SHORTCUTS", "SETTING_DEFAULTS", "SETTING_RULES", "check_settings", "parse_setting"]
 
@@ -83,7 +83,7 @@ def _unknown(key: str) -> InvalidValue:
             hint="use `chatkeep provider add|use|remove`",
         )
     near = difflib.get_close_matches(key, SETTING_RULES, n=1)
-    return InvalidValue(
+    return UnknownSetting(
         f"{key!r} is not a setting",
         hint=(f"did you mean {near[0]}? " if near else "")
         + "`chatkeep config list` shows every setting",

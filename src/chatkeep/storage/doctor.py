@@ -21,6 +21,11 @@ and over-limit rows move to a new ``quarantine_<n>`` key (their stored text, wit
 resolved to the bytes they stand for; exported with the profile, never deleted by chatkeep),
 and the file and directory are made private (0600 / 0700; a directory only when it holds
 nothing but the store). The report is then taken again: ``healthy`` says whether problems remain.
+
+A store this process may only read is not damaged: the report's ``notes`` say it is read-only
+(its file mode is shown there, not judged as a problem, since only the file's owner chooses
+it), and ``repair=True`` changes nothing in it and says so in a note; problems found in its
+content are still reported, and remain.
 """
 
 from __future__ import annotations
@@ -263,10 +268,31 @@ def _repair(tx: Tx, problems: list[dict[str, Any]], facts: dict[str, Any]) -> li
     return quarantined
 
 
+def _read_only_notes(path: str | None, perms: list[dict[str, Any]], repair: bool) -> list[str]:
+    """The notes of a read-only store; moves the findings about its own files out of
+    ``perms`` (the file's mode is the owner's choice, not damage)."""
+    mode = ""
+    if path and os.path.exists(path):
+        mode = f" (file mode {stat.filemode(os.stat(path).st_mode)})"
+    notes = [f"the store is read-only for this user{mode}: it was checked without writing"]
+    own = {path, f"{path}-wal", f"{path}-shm"}
+    for p in [p for p in perms if p["where"] in own]:
+        perms.remove(p)
+        notes.append(f"{p['where']}: {p['detail']} (only the file's owner can change it)")
+    if repair:
+        notes.append(
+            "--repair cannot repair a read-only store: nothing was changed "
+            "(get write permission on the file and its directory to repair it)"
+        )
+    return notes
+
+
 def check(
     backend: Backend, profile: str, *, repair: bool = False, path: str | None = None
 ) -> dict[str, Any]:
     """The doctor's report for ``profile`` (see the module docstring)."""
+    if getattr(backend, "read_only", False):
+        return _check_read_only(backend, profile, repair=repair, path=path)
     with backend.transaction(profile, write=repair) as tx:
         problems, facts = _scan(tx)
         quarantined = _repair(tx, problems, facts) if repair else []
@@ -286,4 +312,27 @@ def check(
         "remaining": len(remaining),
         "repaired": sum(1 for p in problems if p["repaired"]),
         "quarantined": quarantined,
+        "readOnly": False,
+        "notes": [],
+    }
+
+
+def _check_read_only(
+    backend: Backend, profile: str, *, repair: bool, path: str | None
+) -> dict[str, Any]:
+    """The report of a store this process may only read: checked, never written."""
+    with backend.transaction(profile, write=False) as tx:
+        problems, _facts = _scan(tx)
+    perms = _permissions(path)
+    notes = _read_only_notes(path, perms, repair)
+    problems += perms
+    return {
+        "profile": profile,
+        "healthy": not problems,
+        "problems": problems,
+        "remaining": len(problems),
+        "repaired": 0,
+        "quarantined": [],
+        "readOnly": True,
+        "notes": notes,
     }
