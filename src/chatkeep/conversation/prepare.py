@@ -1,9 +1,10 @@
 """Phase one of a turn (SPEC §3.5, §5.5, §7.1): check everything, write nothing.
 
-Each function returns a :class:`Turn` — the resolved provider card, the new user entry (image
-cap applied, validated), the system prompt, and for edit/regenerate which stored entry the turn
-replaces — or raises a typed error (``InvalidValue``, ``InvalidEntry``, ``ProviderConfigError``)
-before anything is written. :meth:`chatkeep.conversation.Chat.run` performs a ``Turn``.
+Each function returns a :class:`Turn` — the resolved provider card, the new user entry (every
+pasted image whole, validated; the per-request image cap is applied when the request is built,
+§5.5), the system prompt, and for edit/regenerate which stored entry the turn replaces — or
+raises a typed error (``InvalidValue``, ``InvalidEntry``, ``ProviderConfigError``) before
+anything is written. :meth:`chatkeep.conversation.Chat.run` performs a ``Turn``.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ class Turn:
     user_entry: Entry
     system: str
     warnings: list[str] = field(default_factory=list)
+    #: images the per-request cap sent as labels (set when the request is planned)
     dropped: int = 0
     #: edit/regenerate: the index whose entry (``original``) and everything after is replaced
     replace_at: int | None = None
@@ -53,15 +55,8 @@ def _turn(
 ) -> Turn:
     settings = profile.get_all()
     card = resolve_provider(settings, provider, model, env=env)
-    entry, dropped, note = build_user_entry(text, images)
-    return Turn(
-        kind=kind,
-        card=card,
-        user_entry=entry,
-        system=system_prompt(settings),
-        warnings=[note] if note else [],
-        dropped=dropped,
-    )
+    entry = build_user_entry(text, images)
+    return Turn(kind=kind, card=card, user_entry=entry, system=system_prompt(settings))
 
 
 def prepare_send(
