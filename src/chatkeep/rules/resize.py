@@ -30,17 +30,24 @@ Aspect ratio is kept; sizes are rounded down, never below 1 px.
   the result replaces the original only when it is smaller;
 - deterministic: the same stored image gives the same bytes every time, so a request prefix
   that carries it stays byte-identical from turn to turn;
+- remembered: the last :data:`MEMO_SIZE` results are kept per process, keyed by the SHA-256 of
+  the stored bytes and the style (a preview builds the same request up to three times, the panel
+  on every draft; ``bench/image_resize.py`` shows what it saves) — the results themselves are
+  small, so the memo holds a few MB at most;
 - memory is bounded: an image over :data:`~chatkeep.constants.DEFAULT_MAX_IMAGE_PIXELS` is
   only decoded when it is a JPEG (at a reduced scale); anything else that large raises
   :class:`~chatkeep.errors.UndecodableImage` and goes to the model as its label.
 
-Pure: no I/O, nothing cached. Pillow is imported lazily, only when an image needs resizing.
+Pure: no I/O. Pillow is imported lazily, only when an image needs resizing.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
 import math
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from ..constants import DEFAULT_MAX_IMAGE_PIXELS
@@ -53,6 +60,7 @@ __all__ = [
     "ANTHROPIC_MAX_PIXELS",
     "OPENAI_BOX",
     "OPENAI_SHORT_SIDE",
+    "MEMO_SIZE",
     "RESIZE_QUALITY",
     "fit_size",
     "resize_for_request",
@@ -63,6 +71,10 @@ ANTHROPIC_MAX_PIXELS = 784 * 1568
 OPENAI_BOX = 2048
 OPENAI_SHORT_SIDE = 768
 RESIZE_QUALITY = 85
+MEMO_SIZE = 16
+
+_memo: OrderedDict[tuple[str, str], str] = OrderedDict()
+_memo_lock = threading.Lock()
 
 #: EXIF orientation → the Pillow transpose that shows the image upright.
 _ORIENTATION = {2: 0, 3: 3, 4: 1, 5: 5, 6: 4, 7: 6, 8: 2}
@@ -78,7 +90,8 @@ def fit_size(width: int, height: int, style: str) -> tuple[int, int]:
         scale = min(1.0, OPENAI_BOX / max(w, h), OPENAI_SHORT_SIDE / min(w, h))
     if scale >= 1.0:
         return width, height
-    return max(1, math.floor(w * scale)), max(1, math.floor(h * scale))
+    # the epsilon keeps 2450 × (768 / 2450) at 768, not 767
+    return max(1, math.floor(w * scale + 1e-6)), max(1, math.floor(h * scale + 1e-6))
 
 
 def _header(raw: bytes) -> tuple[str, tuple[int, int]] | None:
@@ -108,8 +121,18 @@ def resize_for_request(url: str, style: str) -> str:
         return url
     if width * height > DEFAULT_MAX_IMAGE_PIXELS and fmt != "JPEG":
         raise UndecodableImage(f"the {width}×{height} image is too large to resize for the request")
-    data, out_mime = _resized(raw, fmt, target, mime)
-    resized = encode_data_url(data, out_mime)
+    key = (hashlib.sha256(raw).hexdigest(), style)
+    with _memo_lock:
+        resized = _memo.get(key)
+        if resized is not None:
+            _memo.move_to_end(key)
+    if resized is None:
+        data, out_mime = _resized(raw, fmt, target, mime)
+        resized = encode_data_url(data, out_mime)
+        with _memo_lock:
+            _memo[key] = resized
+            while len(_memo) > MEMO_SIZE:
+                _memo.popitem(last=False)
     return resized if len(resized) < len(url) else url
 
 
