@@ -3,14 +3,17 @@ drops."""
 
 from __future__ import annotations
 
+import base64
+import io
 import sys
 import threading
 
 import pytest
 from conv_helpers import use_provider
+from PIL import Image
 
 from chatkeep.conversation import Chat, Reply
-from chatkeep.errors import InvalidValue, ProviderConfigError, ProviderError
+from chatkeep.errors import AttachError, InvalidValue, ProviderConfigError, ProviderError
 from factories import png_data_url
 from support.provider_server import Drop, Text, rate_limited, server_error
 
@@ -122,6 +125,22 @@ def test_image_cap_limits_the_request_not_the_stored_entry(lite_chat, provider_s
     )
     raw = provider_server.requests[0].raw
     assert raw.count(b"data:image/png") == 8 and b"[image 9]" in raw and b"[image 10]" in raw
+
+
+def test_pasted_image_over_50_megapixels_is_refused_before_anything_is_written(
+    sqlite_spec, sqlite_store, provider_server
+):
+    """An image whose header declares more than 50 MP raises AttachError naming the limit;
+    nothing is stored or sent."""
+    use_provider(sqlite_store, provider_server)
+    buf = io.BytesIO()
+    Image.new("1", (8000, 7000)).save(buf, format="PNG")
+    huge = "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+    before = sqlite_spec.dump()
+    with pytest.raises(AttachError) as info:
+        sqlite_store.chat.send("huge", images=[huge])
+    assert "56.0 megapixels" in str(info.value) and "maxImagePixels" in info.value.hint
+    assert sqlite_spec.dump() == before and provider_server.requests == []
 
 
 def test_bad_input_and_missing_provider_change_nothing(sqlite_spec, sqlite_store, provider_server):

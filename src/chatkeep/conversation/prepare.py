@@ -13,9 +13,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..constants import DEFAULT_MAX_IMAGE_PIXELS, MAX_IMAGE_PIXELS_KEY
 from ..entries import Entry, entry_text, is_attachment, last_question
-from ..errors import InvalidValue
+from ..errors import AttachError, InvalidValue
 from ..providers import Card, resolve_provider
+from ..rules.tokens import image_size
 from .turn import build_user_entry, entry_images, system_prompt
 
 if TYPE_CHECKING:
@@ -44,6 +46,26 @@ class Turn:
     reuse: bool = False
 
 
+def _check_pixels(profile: Profile, entry: Entry) -> None:
+    """Every pasted image within the pixel limit (§12: 50 megapixels unless the setting
+    ``maxImagePixels`` raises it), read from its header before anything decodes it."""
+    limit = profile.local.get(MAX_IMAGE_PIXELS_KEY)
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
+        limit = DEFAULT_MAX_IMAGE_PIXELS
+    for k, url in enumerate(entry_images(entry), 1):
+        size = image_size(url)
+        if size is not None and size[0] * size[1] > limit:
+            w, h = size
+            raise AttachError(
+                f"pasted image {k} is {w}×{h} = {w * h / 1e6:.1f} megapixels, over the "
+                f"{limit / 1e6:g}-megapixel limit",
+                hint=(
+                    "paste a smaller image, or raise the limit with "
+                    f"store.local.set('{MAX_IMAGE_PIXELS_KEY}', N)"
+                ),
+            )
+
+
 def _turn(
     profile: Profile,
     env: Mapping[str, str] | None,
@@ -56,6 +78,7 @@ def _turn(
     settings = profile.get_all()
     card = resolve_provider(settings, provider, model, env=env)
     entry = build_user_entry(text, images)
+    _check_pixels(profile, entry)
     return Turn(kind=kind, card=card, user_entry=entry, system=system_prompt(settings))
 
 
