@@ -50,10 +50,13 @@ def test_preview_body_is_the_body_the_server_receives(
     use_provider(store, provider_server, style=style, stream=stream)
     _seed(store)
     preview = chatkeep.preview_request(store, "the next question")
+    resize = "resize_images_anthropic" if style == "anthropic" else "resize_images_openai"
     assert preview["steps"] == [
         "age_stale_attachments",
         "prepare_history_for_model",
         "sendable_history",
+        resize,
+        "cap_request_images",
     ]
     sent_as = {row["index"]: row["sent"] for row in preview["entries"]}
     assert sent_as[0] == "stub" and sent_as[1] == "labels" and sent_as[2] == "raw"

@@ -1,15 +1,19 @@
-"""store.chat.send over real HTTP: styles, system prompt, image cap, retries, stop, drops."""
+"""store.chat.send over real HTTP: styles, system prompt, per-request image cap, retries, stop,
+drops."""
 
 from __future__ import annotations
 
+import base64
+import io
 import sys
 import threading
 
 import pytest
 from conv_helpers import use_provider
+from PIL import Image
 
 from chatkeep.conversation import Chat, Reply
-from chatkeep.errors import InvalidValue, ProviderConfigError, ProviderError
+from chatkeep.errors import AttachError, InvalidValue, ProviderConfigError, ProviderError
 from factories import png_data_url
 from support.provider_server import Drop, Text, rate_limited, server_error
 
@@ -108,18 +112,35 @@ def test_provider_and_model_override_the_active_card(sqlite_store, provider_serv
     assert reply.provider == "b"
 
 
-def test_image_cap_drops_extras_and_notes_it(lite_chat, provider_server):
-    """More than 8 pasted images: the first 8 are sent and the text says how many were dropped."""
+def test_image_cap_limits_the_request_not_the_stored_entry(lite_chat, provider_server):
+    """Ten pasted images: all ten are stored, untouched and without a note; the request carries
+    the first 8 and the other two as their labels, and the reply says so."""
     images = [png_data_url(8 + k, 8) for k in range(10)]
     reply = lite_chat.send("look", images=images)
     entry = users(lite_chat.store)[0]
-    sent = [p["image_url"]["url"] for p in entry["content"] if p["type"] == "image_url"]
-    assert sent == images[:8]
-    assert entry["content"][0]["text"].startswith(
-        "look\n\n[chatkeep: 2 pasted images were not sent"
+    stored = [p["image_url"]["url"] for p in entry["content"] if p["type"] == "image_url"]
+    assert stored == images and entry["content"][0]["text"] == "look"
+    assert reply.dropped_images == 2 and any(
+        "2 images were sent as a label" in w for w in reply.warnings
     )
-    assert reply.dropped_images == 2 and any("2 pasted images" in w for w in reply.warnings)
-    assert provider_server.requests[0].raw.count(b"data:image/png") == 8
+    raw = provider_server.requests[0].raw
+    assert raw.count(b"data:image/png") == 8 and b"[image 9]" in raw and b"[image 10]" in raw
+
+
+def test_pasted_image_over_50_megapixels_is_refused_before_anything_is_written(
+    sqlite_spec, sqlite_store, provider_server
+):
+    """An image whose header declares more than 50 MP raises AttachError naming the limit;
+    nothing is stored or sent."""
+    use_provider(sqlite_store, provider_server)
+    buf = io.BytesIO()
+    Image.new("1", (8000, 7000)).save(buf, format="PNG")
+    huge = "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
+    before = sqlite_spec.dump()
+    with pytest.raises(AttachError) as info:
+        sqlite_store.chat.send("huge", images=[huge])
+    assert "56.0 megapixels" in str(info.value) and "maxImagePixels" in info.value.hint
+    assert sqlite_spec.dump() == before and provider_server.requests == []
 
 
 def test_bad_input_and_missing_provider_change_nothing(sqlite_spec, sqlite_store, provider_server):

@@ -1,4 +1,4 @@
-"""Labels, seen stamp, prepare_history_for_model, per-turn cap, interleaving (SPEC §5)."""
+"""Labels, seen stamp, prepare_history_for_model, per-request cap rule, interleaving (SPEC §5)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from rules_helpers import assistant, attachment, img_part, png_url, txt, user
 from chatkeep.rules.images import (
     cap_turn_images,
     compact_entry_image_parts,
-    image_cap_note,
     image_parts_bytes,
     interleave_image_parts,
     parse_figure_labels,
@@ -175,7 +174,7 @@ def test_image_parts_bytes_counts_data_url_chars():
 
 
 def test_cap_turn_images_count():
-    """At most 8 images per send; the rest are dropped and counted."""
+    """At most 8 images per request; the rest are counted as not fitting."""
     kept, dropped = cap_turn_images([IMG] * 10)
     assert len(kept) == 8 and dropped == 2
 
@@ -185,13 +184,6 @@ def test_cap_turn_images_chars_first_fit():
     big, small = "x" * 70, "y" * 20
     kept, dropped = cap_turn_images([small, big, small, small], max_chars=60)
     assert kept == [small, small, small] and dropped == 1
-
-
-def test_image_cap_note():
-    """The note names how many images were not sent; no note when none were dropped."""
-    assert image_cap_note(0) == ""
-    assert "2 pasted images were not sent" in image_cap_note(2)
-    assert "1 pasted image was not sent" in image_cap_note(1)
 
 
 def test_interleave_places_images_at_anchors():

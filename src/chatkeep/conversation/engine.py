@@ -7,7 +7,7 @@ run**:
   ``prepare_edit(i, text, images=None, provider=None, model=None) -> Turn`` and
   ``prepare_regenerate(provider=None, model=None) -> Turn`` check everything a turn needs — the
   provider card (``provider``/``model`` override ``activeProvider``/``activeModel``), the new
-  user entry (image cap, §5.5), the index and role of the entry to edit, that there is a
+  user entry (every pasted image whole, §5.5), the index and role of the entry to edit, that there is a
   question to regenerate — and raise a typed error **before anything is written**. Faces call
   them and never re-check indexes or roles themselves.
 * ``run(turn, *, on_delta=None, on_notice=None, cancel=None, discard_partial=False) -> Reply``
@@ -63,6 +63,7 @@ from ..providers import (
 )
 from ..rules.accounting import request_stats
 from ..rules.context import stub_oversized_attachments
+from ..rules.request_images import held_back_note
 from ..rules.usage import turn_cost
 from . import prepare
 from .chain import remember_response
@@ -259,6 +260,9 @@ class Chat:
             if not turn.reuse:
                 history = self.store.history.read()
             plan = plan_request(self.store, turn.card, turn.system, history, turn.user_entry)
+            turn.dropped = plan.request.held_back  # images the per-request cap sent as labels
+            if turn.dropped:
+                notify(held_back_note(turn.dropped))
             if not turn.reuse:
                 self.store.history.append(turn.user_entry)
             appended = True

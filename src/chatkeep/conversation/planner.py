@@ -8,11 +8,14 @@ that — the same card, system prompt, history steps, previous-response chain an
 :class:`RequestPlan`:
 
 * ``request`` — the :class:`~chatkeep.rules.wire.WireRequest` (style, URL, JSON body);
-* ``entries`` — per stored entry how it goes out: ``raw``, ``labels`` (seen images sent as
-  labels), ``stub`` (an aged or overflow-stubbed attachment) or ``server`` (already held by the
-  server: a ``serverTranscript`` chain sends only the new turn), with characters and images;
-* ``steps`` — the names of the history steps that ran, from the same tuple the builder ran
-  (:data:`~chatkeep.rules.wire.HISTORY_STEPS` unless another tuple was passed);
+* ``entries`` — per stored entry how it goes out: ``raw``, ``labels`` (seen images — or images
+  over the per-request cap — sent as labels), ``resized`` (images sent resized for the
+  provider), ``stub`` (an aged or overflow-stubbed attachment) or ``server`` (already held by
+  the server: a ``serverTranscript`` chain sends only the new turn), with characters, images,
+  their stored and their sent data-URL characters;
+* ``steps`` — the names of the steps that ran, from the same tuples the builder ran
+  (:data:`~chatkeep.rules.wire.HISTORY_STEPS` unless another tuple was passed, then the
+  style's request steps: images resized for the provider, per-request image cap);
 * ``previous_response_id`` — the chain the request continues, or ``None``.
 
 :func:`preview_request` adds the accounting of §6.4 (sizes, savings against resending the stored
@@ -28,7 +31,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..entries import (
     Entry,
-    has_image_parts,
     image_part_url,
     is_attachment,
     is_image_part,
@@ -40,7 +42,8 @@ from ..providers import Card, resolve_provider
 from ..rules.accounting import request_stats
 from ..rules.cache import prompt_cache_key
 from ..rules.cache_read import predicted_cache_read
-from ..rules.wire import HISTORY_STEPS, HistoryStep, WireRequest, build_request, run_steps
+from ..rules.request_images import request_steps
+from ..rules.wire import HISTORY_STEPS, HistoryStep, WireRequest, build_request, request_entries
 from .chain import chained_response
 from .turn import system_prompt
 
@@ -80,11 +83,21 @@ class RequestPlan:
 
     @property
     def steps(self) -> tuple[str, ...]:
-        return tuple(getattr(s, "__name__", repr(s)) for s in self.step_functions)
+        steps = self.step_functions
+        if steps:  # the request steps run after the history steps (rules.wire.request_entries)
+            steps = (*steps, *request_steps(self.request.style))
+        return tuple(getattr(s, "__name__", repr(s)) for s in steps)
 
     @cached_property
     def entries(self) -> list[dict[str, Any]]:
-        return _treatments(self.history, self.step_functions, self.held_by_server)
+        final, _held = request_entries(
+            self.request.style,
+            self.history,
+            self.user_entry,
+            self.step_functions,
+            server_transcript=bool(self.previous_response_id),
+        )
+        return _treatments(self.history, final, self.held_by_server)
 
 
 def build_for_card(
@@ -114,30 +127,32 @@ def build_for_card(
     )
 
 
-def _treatments(
-    history: list[Entry], steps: Sequence[HistoryStep], held: int
-) -> list[dict[str, Any]]:
-    """Per stored entry: what the steps made of it (``held`` leading entries are on the server)."""
-    final = run_steps(history, steps)
+def _image_urls(entry: Entry) -> list[str]:
+    content = entry.get("content")
+    if not isinstance(content, list):
+        return []
+    return [image_part_url(x) for x in content if is_image_part(x)]
+
+
+def _treatments(history: list[Entry], final: list[Entry], held: int) -> list[dict[str, Any]]:
+    """Per stored entry: what the steps made of it (``final`` is the whole request as sent,
+    the new turn last; ``held`` leading entries are on the server)."""
     rows = []
     for i, stored in enumerate(history):
         sent = final[i]
+        urls, sent_urls = _image_urls(stored), _image_urls(sent)
         if i < held:
             how = "server"
         elif sent is stored:
             how = "raw"
         elif is_attachment(stored) and text_length(sent) < text_length(stored):
             how = "stub"
-        elif has_image_parts(stored):
+        elif len(sent_urls) < len(urls):
             how = "labels"
+        elif sent_urls != urls:
+            how = "resized"
         else:
             how = "raw"  # only bookkeeping fields (imagesSeen) were dropped
-        content = stored.get("content")
-        urls = (
-            [image_part_url(x) for x in content if is_image_part(x)]
-            if isinstance(content, list)
-            else []
-        )
         rows.append(
             {
                 "index": i,
@@ -147,6 +162,7 @@ def _treatments(
                 "sentChars": 0 if how == "server" else text_length(sent),
                 "images": len(urls),
                 "imageBytes": sum(len(u) for u in urls),
+                "sentImageBytes": 0 if how == "server" else sum(len(u) for u in sent_urls),
             }
         )
     return rows
@@ -277,6 +293,7 @@ def preview_request(
     ``provider``, ``problem``, ``keyProblem`` (the card's API key is not set: a send would
     fail, the preview does not), ``style``, ``model``, ``url``, ``body``, ``previousResponseId``,
     ``steps``, ``entries``, ``messages``, ``request``, ``naive``, ``savings``, ``prefix``,
+    ``heldBack`` (images the per-request cap would send as labels, §5.5),
     ``cacheRead`` (the prompt tokens the provider's cache should serve after the previous
     request, :func:`~chatkeep.rules.cache_read.predicted_cache_read`)."""
     if not isinstance(draft, str):
@@ -329,4 +346,5 @@ def preview_request(
             "ofPrevious": stats["prefixOfPrevious"],
         },
         "cacheRead": predicted_cache_read(request, previous),
+        "heldBack": request.held_back,
     }

@@ -1,9 +1,10 @@
 """Phase one of a turn (SPEC §3.5, §5.5, §7.1): check everything, write nothing.
 
-Each function returns a :class:`Turn` — the resolved provider card, the new user entry (image
-cap applied, validated), the system prompt, and for edit/regenerate which stored entry the turn
-replaces — or raises a typed error (``InvalidValue``, ``InvalidEntry``, ``ProviderConfigError``)
-before anything is written. :meth:`chatkeep.conversation.Chat.run` performs a ``Turn``.
+Each function returns a :class:`Turn` — the resolved provider card, the new user entry (every
+pasted image whole, validated; the per-request image cap is applied when the request is built,
+§5.5), the system prompt, and for edit/regenerate which stored entry the turn replaces — or
+raises a typed error (``InvalidValue``, ``InvalidEntry``, ``ProviderConfigError``) before
+anything is written. :meth:`chatkeep.conversation.Chat.run` performs a ``Turn``.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..constants import DEFAULT_MAX_IMAGE_PIXELS, MAX_IMAGE_PIXELS_KEY
 from ..entries import Entry, entry_text, is_attachment, last_question
-from ..errors import InvalidValue
+from ..errors import AttachError, InvalidValue
 from ..providers import Card, resolve_provider
+from ..rules.tokens import image_size
 from .turn import build_user_entry, entry_images, system_prompt
 
 if TYPE_CHECKING:
@@ -32,6 +35,7 @@ class Turn:
     user_entry: Entry
     system: str
     warnings: list[str] = field(default_factory=list)
+    #: images the per-request cap sent as labels (set when the request is planned)
     dropped: int = 0
     #: edit/regenerate: the index whose entry (``original``) and everything after is replaced
     replace_at: int | None = None
@@ -40,6 +44,26 @@ class Turn:
     keep: list[Entry] = field(default_factory=list)
     #: send: the unanswered last question has this very text and images; it is answered
     reuse: bool = False
+
+
+def _check_pixels(profile: Profile, entry: Entry) -> None:
+    """Every pasted image within the pixel limit (§12: 50 megapixels unless the setting
+    ``maxImagePixels`` raises it), read from its header before anything decodes it."""
+    limit = profile.local.get(MAX_IMAGE_PIXELS_KEY)
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
+        limit = DEFAULT_MAX_IMAGE_PIXELS
+    for k, url in enumerate(entry_images(entry), 1):
+        size = image_size(url)
+        if size is not None and size[0] * size[1] > limit:
+            w, h = size
+            raise AttachError(
+                f"pasted image {k} is {w}×{h} = {w * h / 1e6:.1f} megapixels, over the "
+                f"{limit / 1e6:g}-megapixel limit",
+                hint=(
+                    "paste a smaller image, or raise the limit with "
+                    f"store.local.set('{MAX_IMAGE_PIXELS_KEY}', N)"
+                ),
+            )
 
 
 def _turn(
@@ -53,15 +77,9 @@ def _turn(
 ) -> Turn:
     settings = profile.get_all()
     card = resolve_provider(settings, provider, model, env=env)
-    entry, dropped, note = build_user_entry(text, images)
-    return Turn(
-        kind=kind,
-        card=card,
-        user_entry=entry,
-        system=system_prompt(settings),
-        warnings=[note] if note else [],
-        dropped=dropped,
-    )
+    entry = build_user_entry(text, images)
+    _check_pixels(profile, entry)
+    return Turn(kind=kind, card=card, user_entry=entry, system=system_prompt(settings))
 
 
 def prepare_send(

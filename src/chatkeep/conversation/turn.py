@@ -3,9 +3,10 @@ record, and the storage-side transforms applied when a reply lands.
 
 Contract:
 
-* :func:`build_user_entry` applies the per-send image cap (SPEC §5.5): at most 8 pasted images
-  and 3 MiB of data-URL characters, first fit in order; when images are dropped the cap note is
-  appended to the user's text. The entry is validated; nothing is written.
+* :func:`build_user_entry` makes the user entry of one send: the text and **every** pasted
+  image, whole (SPEC §5.5: the per-request image cap is applied when the request is built,
+  :mod:`chatkeep.rules.request_images`, and never changes or annotates what is stored). The
+  entry is validated; nothing is written.
 * :func:`system_prompt` is ``systemPrompt`` plus, when ``replyLanguage`` is set, one line asking
   for replies in that language.
 * :func:`apply_stubs` replaces, by ``attachId``, only the text of each rescued attachment with
@@ -23,7 +24,7 @@ from typing import Any
 
 from ..entries import Entry, image_part_url, is_image_part, validate_entry
 from ..errors import InvalidValue
-from ..rules.images import cap_turn_images, image_cap_note, image_part, stamp_images_seen
+from ..rules.images import image_part, stamp_images_seen
 
 __all__ = [
     "Reply",
@@ -46,7 +47,8 @@ class Reply:
     ``stats`` is :func:`chatkeep.rules.accounting.request_stats` of the request that produced
     the reply (the rescued one after an overflow); ``warnings`` are the notices of the turn.
     ``usage`` is the provider's normalised token usage (SPEC §6.4) and ``cost`` its estimated
-    price from the card's ``prices`` (``None`` when either is missing).
+    price from the card's ``prices`` (``None`` when either is missing). ``dropped_images``
+    counts the images the per-request cap sent as labels (all of them stay stored whole).
     """
 
     text: str
@@ -76,29 +78,24 @@ def _image_url(image: Any) -> str:
     )
 
 
-def build_user_entry(text: str, images: Iterable[Any] = ()) -> tuple[Entry, int, str]:
-    """``(entry, dropped_count, note)`` for one send; raises on empty or invalid input."""
+def build_user_entry(text: str, images: Iterable[Any] = ()) -> Entry:
+    """The user entry of one send, every image kept; raises on empty or invalid input."""
     if not isinstance(text, str):
         raise InvalidValue(f"the message text must be a string, got {type(text).__name__}")
     urls = [_image_url(im) for im in images]
-    kept, dropped = cap_turn_images(urls)
-    note = image_cap_note(dropped)
-    body = text
-    if note:
-        body = f"{text}\n\n{note}" if text else note
-    if not body.strip() and not kept:
+    if not text.strip() and not urls:
         raise InvalidValue(
             "nothing to send: the message is empty", hint="type a message or paste an image"
         )
     content: str | list[dict[str, Any]]
-    if kept:
-        parts: list[dict[str, Any]] = [{"type": "text", "text": body}] if body else []
-        content = parts + [image_part(u) for u in kept]
+    if urls:
+        parts: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+        content = parts + [image_part(u) for u in urls]
     else:
-        content = body
+        content = text
     entry: Entry = {"role": "user", "content": content}
     validate_entry(entry)
-    return entry, dropped, note
+    return entry
 
 
 def entry_images(entry: Entry) -> list[str]:

@@ -6,7 +6,9 @@ returning the input object itself (or ``None`` for the store-side transforms).
 Request side
     :func:`prepare_history_for_model` — seen images become labels, the ``imagesSeen`` flag never
     reaches a request, everything else passes through as the same objects.
-    :func:`cap_turn_images` / :func:`image_cap_note` — the per-send cap on pasted images.
+    :func:`first_fit` / :func:`cap_turn_images` — the per-request image cap (§5.5: at most 8
+    images and 3 MiB of data-URL characters, first fit in order); it limits what a request
+    carries (:mod:`chatkeep.rules.request_images`), never what is stored.
     :func:`interleave_image_parts` — images placed at their ``[图k]`` anchors.
 
 Store side (wrapped by the store in one locked read–modify–write each)
@@ -42,8 +44,8 @@ __all__ = [
     "TURN_IMAGE_MAX_COUNT",
     "bound_unseen_images",
     "cap_turn_images",
+    "first_fit",
     "compact_entry_image_parts",
-    "image_cap_note",
     "image_part",
     "image_parts_bytes",
     "interleave_image_parts",
@@ -101,6 +103,24 @@ def prepare_history_for_model(history: list[Entry]) -> list[Entry]:
     return history if out is None else out
 
 
+def first_fit(
+    sizes: Sequence[int],
+    max_count: int = TURN_IMAGE_MAX_COUNT,
+    max_chars: int = TURN_IMAGE_MAX_CHARS,
+) -> list[bool]:
+    """Which of the images of ``sizes`` (data-URL characters, in order) fit, first fit in
+    order: at most ``max_count`` images and ``max_chars`` characters in all (§5.5)."""
+    fits: list[bool] = []
+    count = total = 0
+    for size in sizes:
+        ok = count < max_count and total + size <= max_chars
+        if ok:
+            count += 1
+            total += size
+        fits.append(ok)
+    return fits
+
+
 def cap_turn_images(
     images: Sequence[str],
     max_count: int = TURN_IMAGE_MAX_COUNT,
@@ -108,34 +128,14 @@ def cap_turn_images(
 ) -> tuple[list[str], int]:
     """First fit in order: at most ``max_count`` images, at most ``max_chars`` data-URL chars.
 
-    Returns ``(kept, dropped_count)``; ``kept`` keeps the input order.
+    Returns ``(kept, dropped_count)``; ``kept`` keeps the input order. The request pipeline
+    applies the same rule to what one request carries
+    (:func:`chatkeep.rules.request_images.cap_request_images`); nothing stored is capped.
     """
     require_list(images, "images", str)
-    kept: list[str] = []
-    total = 0
-    for url in images:
-        size = len(url)
-        if len(kept) < max_count and total + size <= max_chars:
-            kept.append(url)
-            total += size
+    fits = first_fit([len(u) for u in images], max_count, max_chars)
+    kept = [u for u, ok in zip(images, fits, strict=True) if ok]
     return kept, len(images) - len(kept)
-
-
-def image_cap_note(
-    dropped: int,
-    max_count: int = TURN_IMAGE_MAX_COUNT,
-    max_chars: int = TURN_IMAGE_MAX_CHARS,
-) -> str:
-    """The note added to the user's text when pasted images were dropped ("" when none were)."""
-    if dropped <= 0:
-        return ""
-    noun = "image was" if dropped == 1 else "images were"
-    mib = max_chars / (1024 * 1024)
-    size = f"{mib:g} MiB"
-    return (
-        f"[chatkeep: {dropped} pasted {noun} not sent — at most {max_count} images "
-        f"and {size} of images per message]"
-    )
 
 
 def _as_image_part(image: str | dict[str, Any]) -> dict[str, Any]:

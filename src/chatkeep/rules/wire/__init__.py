@@ -1,22 +1,27 @@
 """Wire builders: stored history → one plain, printable request (SPEC §6).
 
 ``build_request(style, history, *, user_entry, ...)`` runs the send-time pipeline
-(:data:`~chatkeep.rules.wire.base.HISTORY_STEPS`: age stale attachments → prepare for the model
-→ sendable image types)
-and then the builder of the API style (``chat``, ``responses``, ``anthropic``). It never touches
-storage and never mutates ``history`` or ``user_entry``; building twice from equal inputs gives
-byte-identical :func:`serialize` output.
+(:func:`request_entries`: the history through
+:data:`~chatkeep.rules.wire.base.HISTORY_STEPS` — age stale attachments → prepare for the model
+→ sendable image types —, the new turn through ``TURN_STEPS``, then the whole request through
+the style's request steps, :func:`~chatkeep.rules.request_images.request_steps`: images resized
+for the provider → at most 8 images and 3 MiB of them per request) and then the builder of the
+API style (``chat``, ``responses``, ``anthropic``). It never touches storage and never mutates
+``history`` or ``user_entry``; building twice from equal inputs gives byte-identical
+:func:`serialize` output.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from ...entries import ROLES, Entry, validate_entry
 from ...errors import InvalidEntry, ProviderConfigError
 from ...limits import ENTRY_MAX_DEPTH, check_text, problem
 from ..cache import plan_cache
+from ..request_images import cap_request_images, count_image_parts, request_steps
 from .anthropic import build_anthropic
 from .base import (
     HISTORY_STEPS,
@@ -40,6 +45,7 @@ __all__ = [
     "api_root",
     "build_request",
     "join_base_url",
+    "request_entries",
     "run_steps",
     "serialize",
 ]
@@ -85,6 +91,33 @@ def _check_inputs(
     validate_entry(user_entry)
 
 
+def request_entries(
+    style: str,
+    history: list[Entry],
+    user_entry: Entry,
+    steps: Sequence[HistoryStep] = HISTORY_STEPS,
+    *,
+    server_transcript: bool = False,
+) -> tuple[list[Entry], int]:
+    """``([*history as sent, new turn as sent], images held back)``: the whole pipeline.
+
+    The history goes through ``steps`` (``TURN_STEPS`` when the server holds the transcript),
+    the new turn through ``TURN_STEPS``, then both together through the style's request steps
+    (resize, per-request cap); ``steps=()`` skips those too (the verbatim baseline). The count
+    is the number of images the cap sent as labels."""
+    sent = run_steps(history, TURN_STEPS if server_transcript else steps)
+    whole = [*sent, run_steps([user_entry], TURN_STEPS)[0]]
+    held = 0
+    if not tuple(steps):
+        return whole, held
+    for step in request_steps(style):
+        before = count_image_parts(whole) if step is cap_request_images else 0
+        whole = step(whole)
+        if step is cap_request_images:
+            held += before - count_image_parts(whole)
+    return whole, held
+
+
 def build_request(
     style: str,
     history: list[Entry],
@@ -102,9 +135,11 @@ def build_request(
 ) -> WireRequest:
     """The request for ``history`` + the new ``user_entry`` in the wire format of ``style``,
     after the history ``steps`` (default :data:`HISTORY_STEPS`: age stale attachments, prepare
-    for the model, sendable image types; the new turn always goes through :data:`TURN_STEPS`;
-    ``steps=()`` resends the stored history verbatim, the naive
-    baseline of request accounting).
+    for the model, sendable image types; the new turn always goes through :data:`TURN_STEPS`)
+    and the style's request steps (images resized and capped per request, see
+    :func:`request_entries`); ``steps=()`` resends the stored history verbatim, the naive
+    baseline of request accounting. ``WireRequest.held_back`` counts the images the cap sent
+    as labels.
 
     ``anthropic`` requests built with the standard steps get planned cache marks
     (:func:`~chatkeep.rules.cache.plan_cache` over the stored history: the plan knows what those
@@ -117,8 +152,16 @@ def build_request(
         raise ProviderConfigError(
             f"unknown API style {style!r}", hint=f"use one of: {', '.join(STYLES)}"
         )
+    if previous_response_id and style != "responses":
+        raise ProviderConfigError(
+            "previous_response_id is only meaningful for the 'responses' style",
+            hint="only OpenAI Responses cards can keep the transcript on the server",
+        )
+    whole, held = request_entries(
+        style, history, user_entry, steps, server_transcript=bool(previous_response_id)
+    )
     kwargs: dict[str, Any] = {
-        "user_entry": run_steps([user_entry], TURN_STEPS)[0],
+        "user_entry": whole[-1],
         "system_prompt": system_prompt,
         "model": model,
         "base_url": base_url,
@@ -131,12 +174,7 @@ def build_request(
     if style == "anthropic" and tuple(steps) == HISTORY_STEPS:
         kwargs["cache_plan"] = plan_cache(history, user_entry)
     if previous_response_id:
-        if style != "responses":
-            raise ProviderConfigError(
-                "previous_response_id is only meaningful for the 'responses' style",
-                hint="only OpenAI Responses cards can keep the transcript on the server",
-            )
         # The server holds the transcript: only the unanswered trailing run is read, unaged.
         kwargs["previous_response_id"] = previous_response_id
-        return builder(run_steps(history, TURN_STEPS), **kwargs)
-    return builder(run_steps(history, steps), **kwargs)
+    request = builder(whole[:-1], **kwargs)
+    return replace(request, held_back=held) if held else request

@@ -53,11 +53,13 @@ _VERSION_SUFFIX_RE = re.compile(r"/v\d+$")
 
 @dataclass(frozen=True)
 class WireRequest:
-    """One request, ready to send: API style, full URL and the JSON body."""
+    """One request, ready to send: API style, full URL and the JSON body. ``held_back`` counts
+    the images the per-request cap sent as labels (SPEC §5.5); it is not part of the body."""
 
     style: str
     url: str
     body: dict[str, Any]
+    held_back: int = 0
 
 
 def serialize(body: dict[str, Any]) -> bytes:
