@@ -3,7 +3,9 @@
 Both operations run a pure rule from :mod:`chatkeep.rules.images` in one locked
 read–modify–write: the seen stamp over the live entries that still hold unseen images
 (``profile.history.modify_unseen``, just those rows), the image budget over the whole live
-window (``profile.history.mutate``), because seen images count in it too (§5.4).
+window (``profile.history.mutate``), because seen images count in it too (§5.4). An entry
+whose images become thumbnails is kept whole first (``attachOriginal_<id>``, same transaction):
+no pixel the user gave is destroyed.
 """
 
 from __future__ import annotations
@@ -30,6 +32,12 @@ def bound_unseen_image_bytes(profile: Profile, budget: int = DEFAULT_UNSEEN_BUDG
     def fn(entries: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
         nonlocal changed
         result, changed = bound_unseen_images(entries, budget)
+        if result is not None:
+            # the full pixels stay in the store (§5): each entry about to become thumbnails is
+            # kept whole first, in this same transaction
+            for old, new in zip(entries, result, strict=True):
+                if new is not old:
+                    profile.keep_original(old)
         return result
 
     # seen images count too (§5.4: an answered image still occupies the store), so this reads

@@ -12,6 +12,7 @@ from __future__ import annotations
 from json import loads
 
 from ..constants import DEFAULTS, GET_ALL_KEYS, ORIGINAL_PREFIX, SESSIONS_INDEX_KEY
+from ..digest import digest_json, hex_of
 from ..entries import has_image_parts, image_part_url, is_image_part
 from . import codec
 from .areas import LocalArea, MemoryArea
@@ -112,15 +113,20 @@ class Profile:
         return out
 
     def keep_original(self, entry: dict[str, Any]) -> bool:
-        """Keep a copy of an attachment entry under ``attachOriginal_<attachId>`` before a
-        rewrite (auto-summary, overflow stub) replaces its text; the first copy wins.
+        """Keep a copy of an entry under ``attachOriginal_<id>`` before a rewrite (auto-summary,
+        overflow stub, thumbnails of §5.4) replaces its text or pixels; the first copy wins.
+        ``<id>`` is the entry's ``attachId``, else ``img`` and the entry's digest (a pasted
+        image has no attachment id).
 
-        The live history then holds the short text the model needs, and the full text the user
-        attached is still in the store (a targeted read, exported with the profile). Returns
-        whether a copy was written."""
-        attach_id = entry.get("attachId") if isinstance(entry, dict) else None
-        if not isinstance(attach_id, str) or not attach_id:
+        The live history then holds what the model and the panel need, and what the user gave
+        is still in the store whole (a targeted read, exported with the profile; image bytes
+        are shared blobs, so the copy costs no second copy of the pixels). Returns whether a
+        copy was written."""
+        if not isinstance(entry, dict):
             return False
+        attach_id = entry.get("attachId")
+        if not isinstance(attach_id, str) or not attach_id:
+            attach_id = "img" + hex_of(digest_json(entry))[:32]
         wrote = False
 
         def fn(current: Any) -> Any:
