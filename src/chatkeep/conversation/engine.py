@@ -127,7 +127,7 @@ class _Produced:
 class _CutOff(Exception):
     """A provider error after part of the reply streamed (carries the partial text)."""
 
-    def __init__(self, error: ChatkeepError, text: str, plan: RequestPlan) -> None:
+    def __init__(self, error: ProviderError, text: str, plan: RequestPlan) -> None:
         super().__init__(str(error))
         self.error, self.text, self.plan = error, text, plan
 
