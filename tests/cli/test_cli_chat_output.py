@@ -33,6 +33,10 @@ def test_streamed_escape_codes_are_shown_escaped(tmp_path: Path, provider_server
         assert "clear\\x1b[2J screen \\x9b31m red\\x07 bell\tand\nnewline" in out
     with chatkeep.open(str(db)) as s:
         assert s.history.read()[-1]["content"] == ESC_REPLY.text
+    provider_server.queue(ESC_REPLY)
+    raw = run(db, "chat", "as json", "--json").stdout
+    assert "\x1b" not in raw and "\x9b" not in raw and "\x07" not in raw
+    assert json.loads(raw)["text"] == ESC_REPLY.text  # escaped in JSON, the same text
 
 
 @pytest.mark.parametrize("style", ["chat", "responses", "anthropic"])
@@ -96,3 +100,16 @@ def test_waiting_notice_then_timeout(tmp_path: Path, provider_server) -> None:
     assert proc.stderr.count("waiting for loop (loop-model)") == 1
     assert "sent nothing for 4 s" in proc.stderr and "--timeout" in proc.stderr
     assert len(provider_server.requests) == 1
+
+
+def test_usage_table_escapes_session_names(tmp_path: Path) -> None:
+    """`usage --by session` prints a session name holding ESC[2J escaped, like `history` does."""
+    db = tmp_path / "ck.db"
+    usage = {"input": 10, "cachedRead": 0, "cacheWrite": 0, "output": 2}
+    with chatkeep.open(str(db)) as s:
+        s.history.append({"role": "user", "content": "q"})
+        s.history.append({"role": "assistant", "content": "a", "usage": usage})
+        s.sessions.save("\x1b[2Jwiped")
+        s.sessions.new()
+    out = run(db, "usage", "--by", "session").stdout
+    assert "\x1b[2J" not in out and "\\x1b[2Jwiped" in out

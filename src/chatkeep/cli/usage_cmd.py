@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from .context import pass_ctx
-from .output import echo_json
+from .output import echo_json, plain
 
 
 def _cost(value: float | None) -> str:
@@ -70,7 +70,7 @@ def usage_cmd(ctx, session: str | None, by: str | None, as_json: bool) -> None: 
     )
     click.echo(head)
     for group in report["groups"]:
-        click.echo(_row(str(group["label"]), group))
+        click.echo(_row(plain(group["label"]), group))  # session names are user text
     if report["summary"]["turns"] and report["by"] != "session":
         click.echo(_row("summary", report["summary"]))  # attachment condensing (SPEC §7.5)
     click.echo(_row("total", report["totals"]))
