@@ -47,6 +47,7 @@ def test_attach_file_json(spec, fixtures_dir):
         "summarizing",
         "index",
         "summaryError",
+        "summaryCalls",
         "summaryWritten",
     }
     assert (data["kind"], data["title"], data["index"]) == ("file", "Composting at home", 0)

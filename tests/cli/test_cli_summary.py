@@ -42,7 +42,7 @@ def test_summary_progress_lines(tmp_path: Path, provider_server) -> None:
     _setup(db, provider_server)
     provider_server.queue(Text("one"), Text("two"), Text("three"), Text("merged summary"))
     proc = run(db, "attach", str(_doc(tmp_path)), env=ENV)
-    assert "condensing the attachment with the active provider: 4 calls" in proc.stderr
+    assert "condensing the attachment with the active provider in 4 model calls" in proc.stderr
     for k in range(1, 5):
         assert f"condensing: call {k} of 4 done" in proc.stderr
     assert "condensed to a summary" in proc.stderr

@@ -16,7 +16,7 @@ from chatkeep.conversation import (
 )
 from chatkeep.rules.images import image_part, interleave_image_parts
 from factories import attachment, png_data_url
-from support.provider_server import Text, server_error
+from support.provider_server import StyledError, Text, server_error
 
 HEADER = f"{chatkeep.PAGE_CONTEXT_PREFIX}\nURL: https://example.com/doc\nTitle: Big doc\nMode: auto\n---\n\n"
 BANNER = "[chatkeep: auto-condensed from {n:,} chars — some detail may be lost]"
@@ -148,14 +148,20 @@ def test_generic_prompt_for_plain_pages(lite_chat, provider_server):
 
 @pytest.mark.parametrize("reply", [server_error(), Text("   \n ")], ids=["error", "blank"])
 def test_failed_or_blank_summary_changes_nothing(doc_store, spec, provider_server, reply):
-    """An HTTP error or a blank summary writes nothing at all."""
+    """An HTTP error or a blank summary writes nothing but the usage of the calls that were
+    answered (paid calls are counted, SPEC §7.5): the history and the attachment are untouched."""
     entry = attachment(long_body(200))
     doc_store.history.append(entry)
     before = spec.dump()
     provider_server.script(reply)
     assert summarize_attachment(doc_store, entry["attachId"], sleep=lambda _s: None) is False
     assert provider_server.requests
-    assert spec.dump() == before
+    after = spec.dump()
+    after["ck_kv"] = [row for row in after["ck_kv"] if row[1] != "summaryUsage"]
+    assert after == before
+    recorded = doc_store.local.get("summaryUsage") or []
+    calls = [c for record in recorded for c in record["calls"]]
+    assert len(calls) == (0 if isinstance(reply, StyledError) else len(provider_server.requests))
 
 
 def test_blank_merge_changes_nothing(lite_chat, provider_server):

@@ -29,7 +29,9 @@ empty::
 Replies: :class:`Text` (reply text, chunking, per-chunk delay, reported token usage — set
 ``prompt_tokens`` low to emulate Ollama's silent truncation), :class:`HttpError` (any status and
 body), :class:`Drop` (close the connection before answering, or after *n* streamed text chunks),
-:class:`StreamFailure` (HTTP 200, then the style's own in-stream error event after *n* chunks).
+:class:`StreamFailure` (HTTP 200, then the style's own in-stream error event after *n* chunks),
+:class:`Close` (HTTP 200, *n* text chunks, then a clean end of the body without the style's end
+marker), :class:`Page` (an HTML web page, any status, where an API answer was expected).
 Helpers build the providers' real error bodies: :func:`overflow` (``openai_chat``,
 ``openai_responses``, ``azure``, ``anthropic``, ``anthropic_413``, ``gemini``, ``vllm``,
 ``llamacpp``), :func:`rate_limited`, :func:`server_error`, :func:`unauthorized`,
@@ -69,8 +71,10 @@ from .provider_errors import (
 from .provider_wire import (
     FULL,
     STREAM,
+    Close,
     Drop,
     HttpError,
+    Page,
     Reply,
     StreamFailure,
     StyledError,
@@ -82,8 +86,10 @@ from .provider_wire import (
 __all__ = [
     "ERROR_BODIES",
     "OVERFLOW_FLAVORS",
+    "Close",
     "Drop",
     "HttpError",
+    "Page",
     "ProviderServer",
     "RecordedRequest",
     "StreamFailure",
@@ -234,6 +240,9 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(reply, HttpError):
             self._json(reply.status, reply.body, reply.headers)
             return
+        if isinstance(reply, Page):
+            self._json(reply.status, reply.html, {}, "text/html; charset=utf-8")
+            return
         if isinstance(reply, Drop) and reply.after_chunks is None:
             self._drop()
             return
@@ -242,7 +251,7 @@ class _Handler(BaseHTTPRequestHandler):
         if isinstance(reply, Text) and reply.force_stream is not None:
             streamed = reply.force_stream
         if not streamed:
-            if isinstance(reply, Drop | StreamFailure):
+            if isinstance(reply, Drop | StreamFailure | Close):
                 self._drop()
                 return
             self._json(200, FULL[style](body, reply))
@@ -253,6 +262,8 @@ class _Handler(BaseHTTPRequestHandler):
         delay = reply.delay if isinstance(reply, Text) else reply.text.delay
         sent = 0
         for is_text, event in events:
+            if isinstance(reply, Close) and sent and (not is_text or sent >= (limit or 0)):
+                break  # a clean end after the text chunks: none of the closing events
             if is_text:
                 if limit is not None and sent >= limit:
                     break
@@ -269,7 +280,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     # ---- response side
-    def _json(self, status: int, body: Any, headers: Mapping[str, str] | None = None) -> None:
+    def _json(
+        self,
+        status: int,
+        body: Any,
+        headers: Mapping[str, str] | None = None,
+        content_type: str = "application/json",
+    ) -> None:
         if isinstance(body, bytes):
             data = body
         elif isinstance(body, str):
@@ -277,7 +294,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             data = json.dumps(body).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
         self.send_header("x-request-id", "req_" + uuid.uuid4().hex[:24])
         for key, value in (headers or {}).items():

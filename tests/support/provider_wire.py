@@ -1,7 +1,7 @@
 """Wire shapes of the loopback provider server: scripted replies and the three APIs' bodies.
 
 Scripted reply types (:class:`Text`, :class:`HttpError`, :class:`StyledError`, :class:`Drop`,
-:class:`StreamFailure`) and the renderers that turn a :class:`Text` into each API's real
+:class:`StreamFailure`, :class:`Close`, :class:`Page`) and the renderers that turn a :class:`Text` into each API's real
 response: a full JSON object (``FULL[style]``) or a sequence of SSE events (``STREAM[style]``,
 yielding ``(is_text_chunk, bytes)`` so the server can count, delay or cut text chunks), and
 ``failure_event(style, body)`` for an error reported inside a 200 stream. Styles are ``chat``,
@@ -80,7 +80,33 @@ class StreamFailure:
     text: Text = Text("partial text before the failure")
 
 
-Reply = Text | HttpError | StyledError | Drop | StreamFailure
+@dataclass(frozen=True)
+class Close:
+    """HTTP 200, ``after_chunks`` text chunks, then the body ends cleanly (the chunked
+    terminator) without the style's end marker: no ``finish_reason``/``[DONE]``, no
+    ``response.completed``, no ``message_stop`` — a proxy or server that gave up mid-reply."""
+
+    after_chunks: int = 3
+    text: Text = Text("this reply ends without its end marker after a few words")
+
+
+@dataclass(frozen=True)
+class Page:
+    """A web page (``text/html``) where an API answer was expected: what a card pointed at a
+    web server, a router's login page or a proxy's error page gets."""
+
+    status: int = 200
+    html: str = (
+        "<!DOCTYPE html>\n<html><head><title>Welcome to nginx!</title>"
+        "<style>body { width: 35em; margin: 0 auto; }</style></head>\n<body>\n"
+        "<h1>Welcome to nginx!</h1>\n<p>If you see this page, the nginx web server is "
+        "successfully installed and working. Further configuration is required.</p>\n"
+        + "<p>filler paragraph to make the page long.</p>\n" * 200
+        + "</body></html>\n"
+    )
+
+
+Reply = Text | HttpError | StyledError | Drop | StreamFailure | Close | Page
 
 
 def estimate_prompt_tokens(body: Any) -> int:

@@ -49,8 +49,9 @@ TRANSCRIPT_EXTENSIONS = (".vtt", ".srt")
 
 
 SIZE_HINT = (
-    f"attach a smaller file, or raise the limit with the setting {MAX_SOURCE_BYTES_KEY} "
-    f"(store.local.set('{MAX_SOURCE_BYTES_KEY}', N))"
+    "attach a smaller file (split it, or save only the part you need); the limit is not a "
+    "`chatkeep config` setting: raise it from Python with "
+    f"chatkeep.open(STORE).local.set('{MAX_SOURCE_BYTES_KEY}', N)"
 )
 
 

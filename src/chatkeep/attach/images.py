@@ -35,8 +35,9 @@ def too_many_pixels(name: str, size: tuple[int, int], max_pixels: int) -> Attach
         f"{name} is {w}×{h} = {w * h / 1e6:.1f} megapixels, over the "
         f"{max_pixels / 1e6:g}-megapixel limit",
         hint=(
-            f"attach a smaller image, or raise the limit with the setting {MAX_IMAGE_PIXELS_KEY} "
-            f"(store.local.set('{MAX_IMAGE_PIXELS_KEY}', N))"
+            "scale the image down (e.g. to 8000×6000) and attach that copy; the limit is not a "
+            "`chatkeep config` setting: raise it from Python with "
+            f"chatkeep.open(STORE).local.set('{MAX_IMAGE_PIXELS_KEY}', N)"
         ),
     )
 

@@ -20,7 +20,8 @@ Every ``attach_*`` function runs the same steps and returns an :class:`AttachRes
 6. When the entry has images, run ``store.bound_unseen_image_bytes(image_budget)`` (§5.4).
 7. Summary trigger (§7.5): when ``autoSummarizeAttachments`` is on and the extracted text is
    longer than ``summarizeThresholdChars`` (``0`` → 100,000), call ``summarize(store,
-   attach_id)`` if a callable was given and report ``summarizing=True``. The raw entry is
+   attach_id)`` if a callable was given and report ``summarizing=True`` and ``summary_calls``
+   (JSON ``summaryCalls``: the model calls condensing makes, SPEC §7.5). The raw entry is
    already stored when the hook runs. The hook must only *start* the condensing job (the
    sending engine supplies one that runs it in the background and writes the summary back by
    ``attachId``) and return promptly. An exception from the hook does not undo the attachment:
@@ -50,6 +51,8 @@ from ..constants import (
     DEFAULT_SUMMARIZE_THRESHOLD,
 )
 from ..conversation.lifecycle import bound_unseen_image_bytes
+from ..conversation.summary import summary_calls
+from ..entries import entry_text
 from ..errors import AttachError
 from ..rules.context import build_page_context_text
 from ..rules.images import DEFAULT_UNSEEN_BUDGET, image_part, interleave_image_parts
@@ -99,6 +102,8 @@ class AttachResult:
     summarizing: bool
     index: int
     summary_error: str | None = None
+    #: Model calls the condensing makes (0 when it is not started): announced before it runs.
+    summary_calls: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         """The stable JSON form (``chatkeep attach --json``), camelCase like stored fields."""
@@ -114,6 +119,7 @@ class AttachResult:
             "summarizing": self.summarizing,
             "index": self.index,
             "summaryError": self.summary_error,
+            "summaryCalls": self.summary_calls,
         }
 
 
@@ -209,10 +215,11 @@ def _store_extracted(
         tracker.record_snapshot(store, key, digest, len(ex.text), int(time.time() * 1000))
     if ex.images:
         bound_unseen_image_bytes(store, image_budget)
-    summarizing, error = False, None
+    summarizing, error, calls = False, None, 0
     threshold = _positive(settings.get("summarizeThresholdChars"), DEFAULT_SUMMARIZE_THRESHOLD)
     if summarize is not None and settings.get("autoSummarizeAttachments") is True:
         if len(ex.text) > threshold:
+            calls = summary_calls(entry_text(entry))
             try:
                 summarize(store, attach_id)
                 summarizing = True
@@ -233,6 +240,7 @@ def _store_extracted(
         summarizing=summarizing,
         index=length - 1,
         summary_error=error,
+        summary_calls=calls,
     )
 
 

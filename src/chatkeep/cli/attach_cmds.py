@@ -4,10 +4,12 @@
 ``data:image/…`` URL; ``attach --video URL --transcript FILE`` attaches a video transcript.
 ``--json`` prints the :class:`~chatkeep.attach.store_ops.AttachResult` as a stable object
 (``attachId, kind, title, url, chars, images, truncated, changed, summarizing, index,
-summaryError``). Bad sources raise :class:`~chatkeep.errors.AttachError` (exit 8, nothing
+summaryError, summaryCalls, summaryWritten``). Bad sources raise :class:`~chatkeep.errors.AttachError` (exit 8, nothing
 stored); an unknown id for ``undo-attach`` exits 1. An attachment over the summary threshold
-is condensed right away by the active provider (progress on stderr: a bar on a terminal, one
-line per provider call otherwise); ``--no-summary`` skips that. A failed summary leaves the raw
+is condensed right away by the active provider: one stderr line announces it with its number of
+model calls before the first one, then progress (a bar on a terminal, one line per provider call
+otherwise); each call's usage is stored and counted by ``chatkeep usage``; ``--no-summary``
+skips that. A failed summary leaves the raw
 attachment: ``summaryWritten`` is false and ``summaryError`` says why. Ctrl-C while condensing
 keeps the raw attachment and exits 130.
 """
@@ -80,14 +82,16 @@ class _Progress:
 
     def update(self, done: int, total: int) -> None:
         with self._lock:
+            if not done:  # announced before the first call, on a terminal or not (SPEC §7.5)
+                calls = f"{total} model call{'s' if total != 1 else ''}"
+                click.echo(
+                    f"condensing the attachment with the active provider in {calls} "
+                    "(each one is billed; `chatkeep usage` counts them; --no-summary skips this)",
+                    err=True,
+                )
             if not sys.stderr.isatty():
                 if done:
                     click.echo(f"condensing: call {done} of {total} done", err=True)
-                else:
-                    click.echo(
-                        f"condensing the attachment with the active provider: {total} calls",
-                        err=True,
-                    )
                 return
             if self._bar is None:
                 from rich.console import Console  # lazy: only a terminal draws the bar

@@ -2,9 +2,16 @@
 
 Each command asks the engine to prepare its turn (every check, nothing written), then runs it.
 
-The reply streams to stdout as it arrives; notices (retries, trimmed attachments, dropped
-images, truncation warnings) go to stderr. Ctrl-C stops the stream and keeps the partial answer
-marked ``interrupted``. With ``--json`` nothing streams and one JSON object is printed at the end.
+The reply streams to stdout as it arrives, as plain text: control characters a model may send
+(``ESC[2J`` and every other C0/C1 control but newline and tab) are shown escaped by
+:func:`~chatkeep.cli.output.plain`, never executed by the terminal (SPEC §12). Notices (retries,
+trimmed attachments, dropped images, truncation warnings) go to stderr; when no text has arrived
+after :data:`WAIT_NOTICE_SECONDS`, one line says the request is still waiting. Ctrl-C stops the
+stream and keeps the partial answer marked ``interrupted`` (exit 130). A reply whose stream ended
+without the provider's end marker is kept ``interrupted`` too, with a notice, and the command
+exits 5 (a provider error) so a script never takes it for a whole answer. With ``--json``
+nothing streams and one JSON object is printed at the end — the reply, or on failure
+``{"error": {"type", "message", "hint", "exitCode"}}`` (the error also goes to stderr as usual).
 """
 
 from __future__ import annotations
@@ -12,15 +19,20 @@ from __future__ import annotations
 import dataclasses
 import sys
 import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
 import click
 
-from .. import AttachError, InvalidValue
+from .. import AttachError, ChatkeepError, InvalidValue, ProviderError
 from .context import pass_ctx
-from .output import echo_json
+from .main import exit_code_for
+from .output import echo_json, plain
 from .usage_cmd import usage_line
+
+#: Seconds without a first piece of the reply before the command says it is still waiting.
+WAIT_NOTICE_SECONDS = 3.0
 
 _JSON = click.option("--json", "as_json", is_flag=True, help="Print the reply as one JSON object.")
 _PROVIDER = click.option("--provider", help="Provider card to use (default: the active one).")
@@ -56,18 +68,31 @@ def _read_images(paths: tuple[str, ...]) -> list[str]:
     return urls
 
 
-def _wait(finished: threading.Event, cancel: threading.Event) -> bool:
+def _wait(
+    finished: threading.Event,
+    cancel: threading.Event,
+    first: threading.Event,
+    waiting_note: str,
+) -> bool:
     """Wait for the turn; the first Ctrl-C stops the stream and waits for the partial answer
-    to be saved, a second one stops waiting. True when the user pressed Ctrl-C.
+    to be saved, a second one stops waiting. True when the user pressed Ctrl-C. When nothing
+    has arrived (``first`` unset) after :data:`WAIT_NOTICE_SECONDS`, ``waiting_note`` is shown
+    once on stderr.
 
     The wait is on an Event, never on ``Thread.join``: on Python 3.11 a ``join`` interrupted by
     Ctrl-C marks the thread as finished while it still runs, so the next ``join`` returns at
     once and the reply is lost."""
     interrupted = False
+    started = time.monotonic()
+    noted = False
     while True:
         try:
             while not finished.wait(0.1):
-                pass
+                if noted or first.is_set() or interrupted:
+                    continue
+                if time.monotonic() - started >= WAIT_NOTICE_SECONDS:
+                    noted = True
+                    click.echo(click.style(f"note: {plain(waiting_note)}", dim=True), err=True)
             return interrupted
         except KeyboardInterrupt:
             if interrupted:
@@ -83,17 +108,19 @@ def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
     Ctrl-C keeps its partial answer (``interrupted``) and exits 130."""
     cancel = threading.Event()
     finished = threading.Event()
+    first = threading.Event()
     streamed = False
 
     def on_delta(text: str) -> None:
         nonlocal streamed
+        first.set()
         if not as_json:
             streamed = True
-            sys.stdout.write(text)
+            sys.stdout.write(plain(text))  # model text: escape sequences shown, not run
             sys.stdout.flush()
 
     def on_notice(message: str) -> None:
-        click.echo(click.style(f"note: {message}", dim=True), err=True)
+        click.echo(click.style(f"note: {plain(message)}", dim=True), err=True)
 
     result: dict[str, Any] = {}
 
@@ -107,7 +134,12 @@ def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
 
     worker = threading.Thread(target=work, name="chatkeep-turn", daemon=True)
     worker.start()
-    stopped = _wait(finished, cancel)
+    card = kwargs["turn"].card
+    waiting = (
+        f"waiting for {card.name} ({card.model}) to answer — no reply yet; "
+        f"it gives up after {card.timeout:g} s of silence; Ctrl-C stops"
+    )
+    stopped = _wait(finished, cancel, first, waiting)
     if "error" in result:
         if streamed:
             sys.stdout.write("\n")
@@ -118,12 +150,12 @@ def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
     else:
         if streamed or reply.text:
             if not streamed:
-                sys.stdout.write(reply.text)
+                sys.stdout.write(plain(reply.text))
             sys.stdout.write("\n")
         line = usage_line(reply.usage, reply.cost)
         if line:
             click.echo(click.style(line, dim=True), err=True)
-        if reply.interrupted:
+        if reply.interrupted and stopped:
             if reply.text:
                 click.echo("(stopped: the partial answer was kept)", err=True)
             else:
@@ -135,6 +167,35 @@ def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
     if stopped:
         sys.stdout.flush()
         sys.exit(130)
+    if reply.interrupted and reply.text:  # the stream ended without its end marker
+        sys.stdout.flush()
+        sys.exit(exit_code_for(ProviderError("the reply was cut short")))
+
+
+def _json_errors(command: Callable[..., None]) -> Callable[..., None]:
+    """With ``--json``, a failure also prints ``{"error": {type, message, hint, exitCode}}`` on
+    stdout (the usual ``error:``/``hint:`` lines still go to stderr, the exit code is the same)."""
+
+    def wrapper(*args: Any, **kwargs: Any) -> None:
+        try:
+            command(*args, **kwargs)
+        except ChatkeepError as exc:
+            if kwargs.get("as_json"):
+                echo_json(
+                    {
+                        "error": {
+                            "type": type(exc).__name__,
+                            "message": exc.message,
+                            "hint": exc.hint,
+                            "exitCode": exit_code_for(exc),
+                        }
+                    }
+                )
+            raise
+
+    wrapper.__name__ = command.__name__
+    wrapper.__doc__ = command.__doc__
+    return wrapper
 
 
 @click.command("chat")
@@ -150,6 +211,7 @@ def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
 @_MODEL
 @_JSON
 @pass_ctx
+@_json_errors
 def chat_cmd(
     ctx, text: str, images: tuple[str, ...], provider: str | None, model: str | None, as_json: bool
 ) -> None:  # noqa: ANN001
@@ -170,6 +232,7 @@ def chat_cmd(
 @_MODEL
 @_JSON
 @pass_ctx
+@_json_errors
 def edit_cmd(
     ctx, index: int, text: str, provider: str | None, model: str | None, as_json: bool
 ) -> None:  # noqa: ANN001
@@ -186,6 +249,7 @@ def edit_cmd(
 @_MODEL
 @_JSON
 @pass_ctx
+@_json_errors
 def regenerate_cmd(ctx, provider: str | None, model: str | None, as_json: bool) -> None:  # noqa: ANN001
     """Ask for a new answer to your last message."""
     chat = ctx.store().chat

@@ -37,11 +37,16 @@ def plain(text: Any) -> str:
     return str(text).translate(_CONTROL)
 
 
+#: DEL and the C1 controls, which ``json.dumps(ensure_ascii=False)`` leaves raw (C0 it escapes):
+#: written as ``\u00NN`` they read back the same and never reach the terminal as controls.
+_JSON_CONTROL = {c: f"\\u{c:04x}" for c in range(0x7F, 0xA0)}
+
+
 def json_text(value: Any) -> str:
-    """The stable JSON of every ``--json`` output, with its final newline."""
+    """The stable JSON of every ``--json`` output, with its final newline (no raw controls)."""
     import json  # here, not at import: it loads `re`, which text output never needs
 
-    return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+    return json.dumps(value, ensure_ascii=False, indent=2).translate(_JSON_CONTROL) + "\n"
 
 
 def echo_json(value: Any) -> None:

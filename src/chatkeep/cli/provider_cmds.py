@@ -28,6 +28,11 @@ def provider_group() -> None:
 )
 @click.option("--no-stream", is_flag=True, help="Ask for whole answers instead of streams.")
 @click.option(
+    "--timeout",
+    type=float,
+    help="Seconds the server may stay silent before a call fails (1-3600, default 60).",
+)
+@click.option(
     "--server-transcript",
     is_flag=True,
     help="Responses style: the server keeps the transcript; send only new turns.",
@@ -50,6 +55,7 @@ def add_cmd(
     temperature: float | None,
     max_tokens: int | None,
     no_stream: bool,
+    timeout: float | None,
     server_transcript: bool,
     make_active: bool | None,
     **cost: float | bool | None,
@@ -69,6 +75,8 @@ def add_cmd(
         card["maxTokens"] = max_tokens
     if server_transcript:
         card["serverTranscript"] = True
+    if timeout is not None:
+        card["timeout"] = timeout
     result = ctx.store().cards.put(name, apply_cost_options(card, cost), activate=make_active)
     verb = "added" if result["created"] else "replaced"
     click.echo(

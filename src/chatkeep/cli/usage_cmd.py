@@ -2,7 +2,9 @@
 
 The figures are the providers' own, as stored on each assistant entry
 (``usage: {input, cachedRead, cacheWrite, output}``); the cost is estimated from the answering
-card's ``prices`` (per million tokens) and shown only when the card has prices.
+card's ``prices`` (per million tokens) and shown only when the card has prices. The calls that
+condensed long attachments (SPEC §7.5) are counted too, on a ``summary`` line (each call is one
+in the ``turns`` column), and in the total.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import Any
 import click
 
 from .context import pass_ctx
-from .output import echo_json
+from .output import echo_json, plain
 
 
 def _cost(value: float | None) -> str:
@@ -68,7 +70,9 @@ def usage_cmd(ctx, session: str | None, by: str | None, as_json: bool) -> None: 
     )
     click.echo(head)
     for group in report["groups"]:
-        click.echo(_row(str(group["label"]), group))
+        click.echo(_row(plain(group["label"]), group))  # session names are user text
+    if report["summary"]["turns"] and report["by"] != "session":
+        click.echo(_row("summary", report["summary"]))  # attachment condensing (SPEC §7.5)
     click.echo(_row("total", report["totals"]))
     totals = report["totals"]
     if totals["turns"] and totals["pricedTurns"] < totals["turns"]:

@@ -31,7 +31,11 @@ run**:
      notice, when that session was deleted meanwhile (§7.2).
 
   A stream that drops after part of the reply arrived keeps that part (``interrupted: true``,
-  no seen stamp) and then raises the provider's error, whose hint says so. A failure before
+  no seen stamp) and then raises the provider's error, rewritten by
+  :func:`~chatkeep.providers.dropped_mid_reply` (the connection dropped mid-reply, the partial
+  answer was kept, the retry command). A stream that ends cleanly without its end marker after
+  some text (``Done.cut_short``, SPEC §7.2) is no error: the partial reply is kept
+  ``interrupted: true`` and ``Reply.warnings`` holds :data:`CUT_SHORT_WARNING`. A failure before
   any text raises the typed error (``ProviderError`` & co.) with a hint that names the retry
   and leaves the user entry, unanswered: ``regenerate`` (or the same text sent again) answers
   it without a second bubble. A stop (``cancel`` set, or :meth:`Chat.stop`) keeps the partial
@@ -58,6 +62,7 @@ from ..providers import (
     Card,
     Done,
     TextDelta,
+    dropped_mid_reply,
     stream_with_retries,
     truncation_warning,
 )
@@ -76,11 +81,23 @@ from .unsaved import finish_or_keep
 if TYPE_CHECKING:
     from ..storage.profile import Profile
 
-__all__ = ["EMPTY_REPLY_WARNING", "RESCUE_NOTICE", "RETRY_HINT", "Chat", "Turn"]
+__all__ = [
+    "CUT_SHORT_WARNING",
+    "EMPTY_REPLY_WARNING",
+    "RESCUE_NOTICE",
+    "RETRY_HINT",
+    "Chat",
+    "Turn",
+]
 
 RESCUE_NOTICE = "attachment trimmed to fit, retrying"
 EMPTY_REPLY_WARNING = "the model returned an empty reply; nothing was stored (regenerate to retry)"
 RETRY_HINT = "your question is kept: retry with `chatkeep regenerate` (the panel's Retry)"
+CUT_SHORT_WARNING = (
+    "the provider ended the reply without its end marker, so it is incomplete: the partial "
+    "answer was kept, marked interrupted; ask for a full one with `chatkeep regenerate` "
+    "(the panel's Retry)"
+)
 
 Callback = Callable[[str], object] | None
 
@@ -111,7 +128,7 @@ class _Produced:
 class _CutOff(Exception):
     """A provider error after part of the reply streamed (carries the partial text)."""
 
-    def __init__(self, error: ChatkeepError, text: str, plan: RequestPlan) -> None:
+    def __init__(self, error: ProviderError, text: str, plan: RequestPlan) -> None:
         super().__init__(str(error))
         self.error, self.text, self.plan = error, text, plan
 
@@ -278,13 +295,7 @@ class Chat:
                     notify,
                     discard_partial,
                 )
-                exc = cut.error
-                exc.hint = (
-                    f"{exc.hint}; the partial reply was kept (interrupted)"
-                    if exc.hint
-                    else "the partial reply was kept (interrupted)"
-                )
-                raise exc from None
+                raise dropped_mid_reply(cut.error, turn.card) from None
         except ChatkeepError as exc:
             if appended and RETRY_HINT not in exc.hint:
                 exc.hint = f"{exc.hint}; {RETRY_HINT}" if exc.hint else RETRY_HINT
@@ -312,6 +323,8 @@ class Chat:
         warning = truncation_warning(stats["estTokens"], done.usage)
         if warning:
             notify(warning)
+        if done.cut_short and done.text and not discard_partial:
+            notify(CUT_SHORT_WARNING)
         if done.finish_reason in ("length", "max_tokens", "max_output_tokens"):
             notify("the reply hit the model's output limit and may be cut short")
         card = turn.card

@@ -16,6 +16,15 @@
   are re-interleaved at their ``[图k]`` anchors (else appended in order) and the entry gets
   ``summarized: true``; other fields are kept. Returns ``True`` when written. Any failure (no
   provider, HTTP error, blank summary, ...) writes nothing and returns ``False``.
+* ``summary_calls(text, chunk_chars=12_000) -> int`` — how many model calls condensing an
+  attachment of this text makes (one per chunk, plus one merge when there are several): what the
+  faces announce before it starts (``AttachResult.summary_calls``, ``chatkeep attach``'s line).
+* Every summary call's usage (normalised, SPEC §6.4) is stored, also when the summary fails
+  later, under :data:`SUMMARY_USAGE_KEY` in ``store.local`` — a list of records
+  ``{attachId, title, provider: {name, model}, createdAt, calls: [usage | None, ...]}`` (one per
+  condensing run, one usage per finished call). The key is outside ``GET_ALL_KEYS`` and never
+  part of the history, so it is never sent to a model; ``chatkeep usage`` counts it as its
+  ``summary`` line (:func:`summary_usage_entries`).
 * ``should_summarize(settings, entry) -> bool`` — ``autoSummarizeAttachments`` is on, the entry
   is an unsummarized attachment with an ``attachId``, and its text is longer than
   ``summarizeThresholdChars`` (0 → 100,000).
@@ -47,9 +56,12 @@ if TYPE_CHECKING:
     from ..storage.profile import Profile
 
 __all__ = [
+    "SUMMARY_USAGE_KEY",
     "SummaryJob",
     "condensed_text",
     "should_summarize",
+    "summary_calls",
+    "summary_usage_entries",
     "summarize_attachment",
     "summarize_in_background",
 ]
@@ -59,6 +71,9 @@ log = logging.getLogger("chatkeep.summary")
 _HEADER_RE = re.compile(r"\A(.*?\n---\n(?:\n)?)", re.S)
 _TITLE_RE = re.compile(r"^Title: (.*)$", re.M)
 _FIGURES = "\n\n## Figures\n"
+
+#: ``store.local`` key of the usage of every summary call (module docstring).
+SUMMARY_USAGE_KEY = "summaryUsage"
 
 
 def _raw_text(entry: Entry) -> str:
@@ -90,6 +105,54 @@ def condensed_text(text: str, summary: str) -> str:
     condensed = len(text) - len(header)
     banner = f"[chatkeep: auto-condensed from {condensed:,} chars — some detail may be lost]"
     return f"{header}{banner}\n\n{summary.strip()}{figures}"
+
+
+def summary_calls(text: str, chunk_chars: int = DEFAULT_CHUNK_CHARS) -> int:
+    """The number of model calls condensing an attachment whose text is ``text`` makes."""
+    _header, body, _figures = _split(text)
+    chunks = len(chunk_text(body, chunk_chars))
+    return chunks + (1 if chunks > 1 else 0)
+
+
+def summary_usage_entries(records: Any) -> list[Entry]:
+    """The stored summary calls (:data:`SUMMARY_USAGE_KEY`) as assistant-shaped entries that
+    :func:`~chatkeep.rules.usage.usage_totals` can count and price (by ``provider.name``), each
+    with the record's ``createdAt``; records or calls of the wrong shape are skipped."""
+    out: list[Entry] = []
+    for record in records if isinstance(records, list) else ():
+        if not isinstance(record, dict) or not isinstance(record.get("calls"), list):
+            continue
+        provider = record.get("provider")
+        for usage in record["calls"]:
+            if not isinstance(usage, dict):
+                continue
+            entry: Entry = {"role": "assistant", "content": "(summary call)", "usage": usage}
+            if isinstance(provider, dict):
+                entry["provider"] = provider
+            if isinstance(record.get("createdAt"), int):
+                entry["createdAt"] = record["createdAt"]
+            out.append(entry)
+    return out
+
+
+def _record_usage(
+    store: Profile, attach_id: str, title: str, card: Card, calls: list[dict[str, int] | None]
+) -> None:
+    """Add one condensing run's call usages to :data:`SUMMARY_USAGE_KEY` (one transaction)."""
+    if not calls:
+        return
+    record = {
+        "attachId": attach_id,
+        "title": title,
+        "provider": {"name": card.name, "model": card.model},
+        "createdAt": int(time.time() * 1000),
+        "calls": list(calls),
+    }
+
+    def add(current: Any) -> list[Any]:
+        return [*(current if isinstance(current, list) else []), record]
+
+    store.local.modify(SUMMARY_USAGE_KEY, add, [])
 
 
 def should_summarize(settings: dict[str, Any], entry: Entry | None) -> bool:
@@ -198,13 +261,15 @@ def _summarize(
     total = len(chunks) + (1 if len(chunks) > 1 else 0)
     finished = 0
     progress_lock = threading.Lock()
+    usages: list[dict[str, int] | None] = []  # every finished (paid) call, kept on failure too
 
     def call(c: Card, request_body: dict[str, Any]) -> Any:
         nonlocal finished
         done = complete(c, request_body, retries=retries, delay=retry_delay, sleep=sleep)
-        if on_progress is not None:
-            with progress_lock:
-                finished += 1
+        with progress_lock:
+            usages.append(dict(done.usage) if done.usage is not None else None)
+            finished += 1
+            if on_progress is not None:
                 on_progress(finished, total)
         return done
 
@@ -213,11 +278,16 @@ def _summarize(
 
     prompts = [chunk_prompt(kind, c, k, len(chunks), title) for k, c in enumerate(chunks, 1)]
     workers = max(1, min(max_workers, len(prompts)))
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="chatkeep-summary") as pool:
-        parts = list(pool.map(lambda p: _ask(card, p, call), prompts))
-    if any(not p for p in parts):
-        return False
-    summary = parts[0] if len(parts) == 1 else _ask(card, merge_prompt(kind, parts, title), call)
+    try:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="chatkeep-summary") as pool:
+            parts = list(pool.map(lambda p: _ask(card, p, call), prompts))
+        if any(not p for p in parts):
+            return False
+        summary = (
+            parts[0] if len(parts) == 1 else _ask(card, merge_prompt(kind, parts, title), call)
+        )
+    finally:
+        _record_usage(store, attach_id, title, card, usages)
     if not summary.strip():
         return False
     new_text = condensed_text(text, summary)

@@ -11,16 +11,23 @@ are counted once, from the live history. With ``session`` (an id, or a unique pr
 least 4 characters): that session only (the live history when it is the loaded one); an unknown
 id raises :class:`~chatkeep.errors.NotFound`.
 
+Attachment summaries (SPEC §7.5) are paid calls too: without ``session``, the usage of every
+summary call (stored under ``summaryUsage``, :mod:`.summary`) is counted in ``totals`` and
+reported on its own as ``summary`` (each call one "turn", priced by the card that made it).
+With ``session`` they are not counted (a summary belongs to no session).
+
 Result::
 
     {"totals": {turns, input, cachedRead, cacheWrite, output, cacheHitRate, cost, pricedTurns},
+     "summary": {the same fields, over the summary calls},
      "by": None | "session" | "day",
      "groups": [{"key": str, "label": str, **totals}, ...]}
 
 ``by="session"``: one group per source that has turns (key ``live``, ``archive`` or the session
 id). ``by="day"``: entries carry no timestamps, so a saved session's turns count on the day the
 session was created (UTC, ``YYYY-MM-DD``); the live history and the archive are their own groups
-(keys ``live`` and ``archive``). Read-only.
+(keys ``live`` and ``archive``). Summary calls are the group ``summary`` by session and count on
+the day they were made by day. Read-only.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from ..entries import Entry
 from ..errors import InvalidValue, NotFound
 from ..rules.usage import EMPTY_TOTALS, add_totals, prices_from_settings, usage_totals
+from .summary import SUMMARY_USAGE_KEY, summary_usage_entries
 
 if TYPE_CHECKING:
     from ..storage.profile import Profile
@@ -117,7 +125,20 @@ def usage_report(
             groups[gkey] = {"key": gkey, "label": glabel, **merged}
         else:
             groups[gkey] = {"key": gkey, "label": glabel, **part}
+    summary: dict[str, Any] = dict(EMPTY_TOTALS)
+    if session is None:
+        calls = summary_usage_entries(store.local.get(SUMMARY_USAGE_KEY))
+        summary = usage_totals(calls, prices_of)
+        totals = add_totals(totals, summary)
+        for entry in calls if by is not None else ():
+            gkey = "summary" if by == "session" else _day(entry.get("createdAt"))
+            part = usage_totals([entry], prices_of)
+            if gkey in groups:
+                groups[gkey] = {**groups[gkey], **add_totals(groups[gkey], part)}
+            else:
+                label = gkey
+                groups[gkey] = {"key": gkey, "label": label, **part}
     ordered = list(groups.values())
     if by == "day":
         ordered.sort(key=lambda g: (g["key"] in ("live", "archive"), g["key"]))
-    return {"totals": totals, "by": by, "groups": ordered}
+    return {"totals": totals, "summary": summary, "by": by, "groups": ordered}

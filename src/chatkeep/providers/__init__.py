@@ -11,8 +11,9 @@ Public API::
     complete(card, body, *, cancel=None, on_delta=None, ...) -> Done
     with_retries(call, *, retries=2, delay=1.0, sleep=time.sleep) -> result of call()
     is_transient(error) -> bool
+    dropped_mid_reply(error, card) -> ProviderError          # a stream failed after some text
     truncation_warning(estimated_prompt_tokens, usage) -> str | None
-    TextDelta(text), Done(text, usage, response_id, interrupted, finish_reason)
+    TextDelta(text), Done(text, usage, response_id, interrupted, finish_reason, cut_short)
 
 ``body`` is the API's own JSON body for the card's style (built by ``chatkeep.rules.wire``).
 Adapters talk through the official ``openai`` / ``anthropic`` SDKs, imported on first call only:
@@ -24,6 +25,7 @@ overflow, ``ProviderConfigError`` for unusable cards. A cancelled stream ends wi
 
 from __future__ import annotations
 
+from ._errors import dropped_mid_reply
 from .cards import Card, api_root, resolve_provider, sdk_base_url, validate_card
 from .events import Done, TextDelta
 from .registry import CardRegistry
@@ -39,6 +41,7 @@ __all__ = [
     "adapter_for",
     "api_root",
     "complete",
+    "dropped_mid_reply",
     "is_transient",
     "resolve_provider",
     "sdk_base_url",

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..errors import ChatkeepError, ProviderConfigError
 from . import _errors
-from ._sdk import CONNECT_TIMEOUT, NO_KEY, READ_TIMEOUT
+from ._sdk import CONNECT_TIMEOUT, NO_KEY
 from .cards import Card, sdk_base_url
 
 __all__ = ["client", "translate"]
@@ -24,7 +24,7 @@ def client(card: Card) -> Any:
         api_key=card.api_key or NO_KEY,
         base_url=sdk_base_url(card),
         max_retries=0,
-        timeout=openai.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
+        timeout=openai.Timeout(card.timeout, connect=CONNECT_TIMEOUT),
     )
 
 
@@ -38,14 +38,14 @@ def translate(exc: BaseException, card: Card) -> BaseException:
     if isinstance(exc, openai.APIStatusError):
         return _errors.status_error(card, exc.status_code, exc.body, exc.message)
     if isinstance(exc, openai.APITimeoutError):
-        return _errors.network_error(card, str(exc), timeout=True)
+        return _errors.timeout_error(card, exc, connect_timeout=httpx2.ConnectTimeout)
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__ or exc.__context__
         return _errors.network_error(card, f"{exc}: {cause}" if cause else str(exc))
     if isinstance(exc, openai.APIError):  # an error event inside a 200 stream
         return _errors.stream_error(card, exc.body, exc.message)
     if isinstance(exc, httpx2.TimeoutException):
-        return _errors.network_error(card, str(exc) or type(exc).__name__, timeout=True)
+        return _errors.timeout_error(card, exc, connect_timeout=httpx2.ConnectTimeout)
     if isinstance(exc, httpx2.TransportError | httpx2.StreamError):  # dropped mid-stream
         return _errors.network_error(card, str(exc) or type(exc).__name__)
     if isinstance(exc, openai.OpenAIError):

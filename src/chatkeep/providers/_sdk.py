@@ -2,6 +2,8 @@
 
 Imports no SDK at module level; callers import theirs inside the call.
 
+A web page (``text/html``, or a body that starts like one) where an API answer was expected is
+reported as "the base URL seems not to be an LLM API", with a short excerpt of the page.
 Servers that answer in the other mode are handled here, once for every style: a server that
 streams although ``stream: false`` was asked (the SDK hands back the raw SSE text) has its
 events parsed and read as a stream; a server that answers a streamed call with one JSON object
@@ -22,7 +24,6 @@ from typing import Any
 __all__ = [
     "CONNECT_TIMEOUT",
     "NO_KEY",
-    "READ_TIMEOUT",
     "EventList",
     "Obj",
     "cancelled",
@@ -31,9 +32,8 @@ __all__ = [
     "split_kwargs",
 ]
 
-#: Seconds to wait for a connection, and for each read of a (possibly slow) stream.
+#: Seconds to wait for a connection (each read waits the card's ``timeout``).
 CONNECT_TIMEOUT = 10.0
-READ_TIMEOUT = 300.0
 
 #: Sent as the API key when a card has none (local servers ignore it; the SDKs require one).
 NO_KEY = "no-key"
@@ -133,6 +133,16 @@ def _json_instead_of_stream(result: Any) -> Any | None:
         return {"error": {"message": raw.decode("utf-8", "replace")[:500] or "empty body"}}
 
 
+def _page_instead_of_stream(result: Any) -> str | None:
+    """The web page a streamed call got instead of events (``text/html``), else None."""
+    response = getattr(result, "response", None)
+    headers = getattr(response, "headers", None)
+    kind = headers.get("content-type", "") if headers is not None else ""
+    if response is None or "html" not in str(kind).lower():
+        return None
+    return str(response.read()[:65536].decode("utf-8", "replace"))
+
+
 def _is_error(body: Any) -> bool:
     return isinstance(body, Mapping) and ("error" in body and body.get("error") is not None)
 
@@ -163,6 +173,9 @@ def run_sdk_call(
         call = create(sdk)
         result = call(**split_kwargs(call, payload))
         if card.stream:
+            page = _page_instead_of_stream(result)
+            if page is not None:
+                raise _errors.not_an_api(card, 200, page)
             whole = _json_instead_of_stream(result)
             if whole is None:
                 yield from streamed(result)
@@ -170,6 +183,8 @@ def run_sdk_call(
                 raise _errors.mode_error(card, whole, "one JSON error object instead of a stream")
             else:  # a whole answer where a stream was asked: read it as one
                 yield from single(wrap(whole))
+        elif _errors.looks_like_html(result):  # a web page, not an API answer
+            raise _errors.not_an_api(card, 200, result)
         elif isinstance(result, str):  # a stream where a whole answer was asked
             events = parse_sse(result)
             failed = next((e for e in events if _is_error(e) or e.get("type") == "error"), None)

@@ -10,6 +10,9 @@ its name::
      "temperature": 0.7,                # optional, 0..2
      "maxTokens": 1024,                 # optional, positive int
      "stream": true,                    # optional, default true
+     "timeout": 60,                     # optional: seconds of silence (before the first byte
+                                        # of a reply or between two stream chunks) before the
+                                        # call fails; 1..3600, default DEFAULT_TIMEOUT
      "serverTranscript": false,         # optional, responses style only: the server keeps the
                                         # transcript; only new turns are sent (SPEC §6.3)
      "promptCacheKey": true,            # optional: send OpenAI's prompt_cache_key (default:
@@ -54,6 +57,7 @@ from ..rules.wire.base import api_root  # one base-URL rule for requests and SDK
 
 __all__ = [
     "DEFAULT_OPENAI_BASE_URL",
+    "DEFAULT_TIMEOUT",
     "ENV_CARD_NAME",
     "PRICE_KEYS",
     "STYLES",
@@ -67,6 +71,11 @@ __all__ = [
 STYLES: tuple[str, ...] = ("chat", "responses", "anthropic")
 DEFAULT_OPENAI_BASE_URL = "https://api.openai.com/v1"
 ENV_CARD_NAME = "env"
+#: Seconds a provider may stay silent (no first byte, or no next chunk) before the call fails.
+#: A chat waits for a person: a minute of silence means the server is stuck, and a read timeout
+#: is not retried (SPEC §7.3 retries what a new connection can fix), so this is the whole wait.
+DEFAULT_TIMEOUT = 60.0
+MAX_TIMEOUT = 3600.0
 
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -86,6 +95,7 @@ class Card:
     server_transcript: bool = False
     prompt_cache_key: bool = False
     prices: dict[str, float] | None = None
+    timeout: float = DEFAULT_TIMEOUT
 
 
 def sdk_base_url(card: Card) -> str:
@@ -212,6 +222,19 @@ def validate_card(card: Any, *, name: str = "") -> dict[str, Any]:
         )
     if "prices" in out:
         out["prices"] = _validate_prices(out["prices"], where)
+    timeout = out.get("timeout")
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or not math.isfinite(timeout)
+        or not 1 <= timeout <= MAX_TIMEOUT
+    ):
+        raise ProviderConfigError(
+            f"{where}: timeout must be a number of seconds from 1 to {MAX_TIMEOUT:g}, "
+            f"got {timeout!r}",
+            hint=f"leave it out for {DEFAULT_TIMEOUT:g} s; raise it for slow local models "
+            "(provider add … --timeout 300)",
+        )
     return out
 
 
@@ -302,6 +325,7 @@ def resolve_provider(
         prompt_cache_key=data["style"] != "anthropic"
         and accepts_prompt_cache_key(data["baseUrl"], data.get("promptCacheKey")),
         prices=data.get("prices"),
+        timeout=float(data.get("timeout") or DEFAULT_TIMEOUT),
     )
 
 

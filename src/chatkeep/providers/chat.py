@@ -5,7 +5,9 @@
 :class:`~chatkeep.providers.events.TextDelta` events then one ``Done``. The card fills what the
 body leaves out: ``model``, ``temperature``, ``max_tokens``; ``stream`` follows the card, and a
 streamed call asks for ``stream_options.include_usage`` so the final chunk reports token usage.
-A non-streaming card yields the whole reply as one delta. Setting ``cancel`` stops reading at the
+A non-streaming card yields the whole reply as one delta. A stream that ends without any
+``finish_reason`` is cut short (:func:`~chatkeep.providers.events.ended_early`; the SDK does not
+say whether ``[DONE]`` came, and a ``finish_reason`` means the text is whole). Setting ``cancel`` stops reading at the
 next chunk and ends with ``Done(interrupted=True)`` carrying the partial text. SDK errors become
 chatkeep errors in :func:`chatkeep.providers._openai.translate` only.
 """
@@ -19,7 +21,7 @@ from typing import Any
 from . import _openai
 from ._sdk import cancelled, run_sdk_call
 from .cards import Card
-from .events import Done, Event, TextDelta, dig, usage_dict
+from .events import Done, Event, TextDelta, dig, ended_early, usage_dict
 
 __all__ = ["prepare_body", "stream"]
 
@@ -53,7 +55,7 @@ def stream(
         client=_openai.client,
         create=lambda sdk: sdk.chat.completions.create,
         single=lambda result: _single(result, cancel),
-        streamed=lambda result: _streamed(result, cancel),
+        streamed=lambda result: _streamed(result, card, cancel),
         translate=_openai.translate,
     )
 
@@ -83,7 +85,7 @@ def _single(completion: Any, cancel: threading.Event | None) -> Iterator[Event]:
     )
 
 
-def _streamed(chunks: Any, cancel: threading.Event | None) -> Iterator[Event]:
+def _streamed(chunks: Any, card: Card, cancel: threading.Event | None) -> Iterator[Event]:
     parts: list[str] = []
     usage = None
     response_id = None
@@ -108,5 +110,8 @@ def _streamed(chunks: Any, cancel: threading.Event | None) -> Iterator[Event]:
                 break
     if cancelled(cancel):
         yield Done("".join(parts), response_id=response_id, interrupted=True)
+        return
+    if finish_reason is None:  # no end marker: the server stopped mid-reply (SPEC §7.2)
+        yield ended_early(card, parts, "finish_reason", usage=usage, response_id=response_id)
         return
     yield Done("".join(parts), usage=usage, response_id=response_id, finish_reason=finish_reason)

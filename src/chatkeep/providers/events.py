@@ -6,6 +6,12 @@ provider's token usage normalised (SPEC §6.4) to ``{"input", "cachedRead", "cac
 "output"}`` — integers, all four present, 0 where the provider reports none; ``input`` counts
 every prompt token, cached, written or not — when the provider reported it, else ``None``. A stream stopped through its ``cancel`` event ends with ``Done(interrupted=True)``
 holding the partial text received so far (usage is then usually ``None``); nothing is raised.
+
+A stream whose body ends cleanly **without the provider's end marker** (chat: no
+``finish_reason``; responses: no ``response.completed``/``response.incomplete``; anthropic: no
+``message_stop``) after some text arrived is not a complete reply (SPEC §7.2): it ends with
+``Done(interrupted=True, cut_short=True)`` holding that text. Before any text, the same end is a
+transient ``ProviderError`` (retried like a dropped connection).
 """
 
 from __future__ import annotations
@@ -13,7 +19,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Done", "Event", "TextDelta"]
+from ._errors import network_error
+
+__all__ = ["Done", "Event", "TextDelta", "ended_early"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +40,8 @@ class Done:
     response_id: str | None = None
     interrupted: bool = False
     finish_reason: str | None = None
+    #: The stream ended without the provider's end marker (``interrupted`` is then true too).
+    cut_short: bool = False
 
 
 Event = TextDelta | Done
@@ -62,3 +72,24 @@ def dig(obj: Any, *path: str) -> Any:
             return None
         obj = obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
     return obj
+
+
+def ended_early(
+    card: Any,
+    parts: list[str],
+    marker: str,
+    *,
+    usage: dict[str, int] | None = None,
+    response_id: str | None = None,
+) -> Done:
+    """The end of a stream that closed without its end marker ``marker`` (SPEC §7.2): the text
+    so far as an interrupted, cut-short reply; with no text at all, a transient error."""
+    if not parts:
+        raise network_error(card, f"the stream ended before any reply and without {marker}")
+    return Done(
+        "".join(parts),
+        usage=usage,
+        response_id=response_id,
+        interrupted=True,
+        cut_short=True,
+    )

@@ -21,9 +21,9 @@ from typing import Any
 
 from ..errors import ChatkeepError, ProviderConfigError
 from . import _errors
-from ._sdk import CONNECT_TIMEOUT, NO_KEY, READ_TIMEOUT, cancelled, run_sdk_call
+from ._sdk import CONNECT_TIMEOUT, NO_KEY, cancelled, run_sdk_call
 from .cards import Card, sdk_base_url
-from .events import Done, Event, TextDelta, dig, usage_dict
+from .events import Done, Event, TextDelta, dig, ended_early, usage_dict
 
 __all__ = ["DEFAULT_MAX_TOKENS", "prepare_body", "stream", "translate"]
 
@@ -48,7 +48,7 @@ def _client(card: Card) -> Any:
         api_key=card.api_key or NO_KEY,
         base_url=sdk_base_url(card),
         max_retries=0,
-        timeout=anthropic.Timeout(READ_TIMEOUT, connect=CONNECT_TIMEOUT),
+        timeout=anthropic.Timeout(card.timeout, connect=CONNECT_TIMEOUT),
     )
 
 
@@ -64,14 +64,14 @@ def translate(exc: BaseException, card: Card) -> BaseException:
             return _errors.stream_error(card, exc.body, exc.message)
         return _errors.status_error(card, exc.status_code, exc.body, exc.message)
     if isinstance(exc, anthropic.APITimeoutError):
-        return _errors.network_error(card, str(exc), timeout=True)
+        return _errors.timeout_error(card, exc, connect_timeout=httpx2.ConnectTimeout)
     if isinstance(exc, anthropic.APIConnectionError):
         cause = exc.__cause__ or exc.__context__
         return _errors.network_error(card, f"{exc}: {cause}" if cause else str(exc))
     if isinstance(exc, anthropic.APIError):
         return _errors.stream_error(card, exc.body, exc.message)
     if isinstance(exc, httpx2.TimeoutException):
-        return _errors.network_error(card, str(exc) or type(exc).__name__, timeout=True)
+        return _errors.timeout_error(card, exc, connect_timeout=httpx2.ConnectTimeout)
     if isinstance(exc, httpx2.TransportError | httpx2.StreamError):  # dropped mid-stream
         return _errors.network_error(card, str(exc) or type(exc).__name__)
     if isinstance(exc, anthropic.AnthropicError):
@@ -167,6 +167,9 @@ def _streamed(events: Any, card: Card, cancel: threading.Event | None) -> Iterat
                 return
             if cancelled(cancel):
                 break
-    if not cancelled(cancel):
-        raise _errors.network_error(card, "the stream ended before message_stop")
+    if not cancelled(cancel):  # no end marker: the server stopped mid-reply (SPEC §7.2)
+        yield ended_early(
+            card, parts, "message_stop", usage=anthropic_usage(fields), response_id=message_id
+        )
+        return
     yield Done("".join(parts), response_id=message_id, interrupted=True)

@@ -20,7 +20,7 @@ from typing import Any
 from . import _errors, _openai
 from ._sdk import cancelled, run_sdk_call
 from .cards import Card
-from .events import Done, Event, TextDelta, dig, usage_dict
+from .events import Done, Event, TextDelta, dig, ended_early, usage_dict
 
 __all__ = ["prepare_body", "stream"]
 
@@ -115,8 +115,9 @@ def _streamed(events: Any, card: Card, cancel: threading.Event | None) -> Iterat
                 raise _errors.stream_error(card, _dump(event))
             if cancelled(cancel):
                 break
-    if not cancelled(cancel):
-        raise _errors.network_error(card, "the stream ended before response.completed")
+    if not cancelled(cancel):  # no end marker: the server stopped mid-reply (SPEC §7.2)
+        yield ended_early(card, parts, "response.completed", response_id=response_id)
+        return
     yield Done("".join(parts), response_id=response_id, interrupted=True)
 
 
