@@ -145,8 +145,8 @@ class Sessions(Switching):
             where = "evicted session" if evicted else "saved session"
             raise NotFound(
                 f"no {where} with id {prefix!r}",
-                hint="list ids with `chatkeep sessions list`"
-                + (" --evicted" if evicted is not False else ""),
+                hint="list ids with `chatkeep sessions list"
+                + (" --evicted`" if evicted is True else "`"),
             )
         if len(found) > 1:
             raise InvalidValue(

@@ -22,7 +22,7 @@ from __future__ import annotations
 from ..constants import ACTIVE_SESSION_KEY
 from ..limits import check_text
 from . import evicted as _evicted
-from .drawer_rows import check_id, evicted_light, light, with_evicted
+from .drawer_rows import check_id, check_name, evicted_light, light, with_evicted
 from .legacy_index import body_key, text_digest
 from .sql import now_ms
 from .writeback import mark_in
@@ -63,14 +63,20 @@ class Switching:
         active = self._active_in(tx)
         row = self._write_into(tx, active, live) if active else None
         if row is None:  # none loaded, or it was deleted meanwhile: never drop the work
-            row = self._save_in(tx, name, live, len(live), keep)
+            return self._save_in(tx, name, live, len(live), keep)
+        if name and name.strip():
+            found = tx.index_find(active)
+            if found is not None:
+                item = {k: v for k, v in found[1].items() if k != "textDigest"}
+                tx.index_replace(found[0], {**item, "name": check_name(name)})
+                row = {**row, "name": check_name(name)}
         return row
 
     def keep(self, name: str | None = None) -> Row | None:
-        """Write the live conversation into the loaded session (kept whole; its name, pin and
-        place stay), else save it as a new session named ``name`` (or auto-named). Empty live
-        history → ``None``, nothing written. The row says ``evicted`` when the save moved
-        sessions out of the drawer."""
+        """Write the live conversation into the loaded session (kept whole; its pin and place
+        stay; ``name``, when given, renames it), else save it as a new session named ``name``
+        (or auto-named). Empty live history → ``None``, nothing written. The row says
+        ``evicted`` when the save moved sessions out of the drawer."""
         if name is not None:
             check_text(name, "the session name")
         self._ensure_migrated()
