@@ -35,7 +35,10 @@ def _left_drawer(store, row: dict | None) -> None:  # noqa: ANN001
 
 @click.group("sessions")
 def sessions_group() -> None:
-    """Saved sessions: list/search, save, new, load, restore, rename, pin, delete, show."""
+    """Saved sessions: list/search, save, new, load, rename, pin, delete, show.
+
+    Sessions the maxSessions cap moved out of the drawer: `list --evicted`, `restore ID`.
+    """
 
 
 @sessions_group.command("list")
