@@ -42,7 +42,7 @@ from .drawer_rows import (
 from .legacy_index import body_key, migrate_index, needs_migration, text_digest
 from .sql import now_ms
 from .switching import Switching
-from .writeback import full_body, mark_in
+from .writeback import full_body, mark_in, unchanged
 
 TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
 if TYPE_CHECKING:
@@ -281,6 +281,9 @@ class Sessions(Switching):
     def _write_into(self, tx: Tx, session_id: str, live: Entries) -> Row | None:
         """Write the live history back into session ``session_id`` without shrinking it
         (:mod:`.writeback`); ``None`` when that session is not in the drawer."""
+        if unchanged(tx, session_id) and tx.kv_raw([body_key(session_id)]):
+            found = tx.index_find(session_id)
+            return None if found is None else light(found[1])  # it holds the live history
         body = full_body(tx, session_id, live)
         row = self._update_in(tx, session_id, body)
         if row is not None and session_id == self._active_in(tx):
