@@ -60,18 +60,18 @@ def test_write_back_keeps_a_session_longer_than_the_window_whole(store: chatkeep
     assert store.history.read() == []
 
 
-def test_keep_updates_the_loaded_session_and_saves_when_it_was_deleted(
+def test_write_back_updates_the_loaded_session_and_saves_when_it_was_deleted(
     store: chatkeep.Store,
 ) -> None:
-    """keep() writes into the loaded session (no copy); when that session was deleted it saves a new one."""
+    """write_back() writes into the loaded session (no copy); when that session was deleted it saves a new one."""
     a = _saved(store, "A", _turns("a", 2))
     store.history.append(user("later"))
-    row = store.sessions.keep()
+    row = store.sessions.write_back()
     assert row["id"] == a and [r["id"] for r in store.sessions.list()] == [a]
     assert store.sessions.get(a)["history"][-1] == user("later")
     store.sessions.delete(a)
     store.history.append(user("after the delete"))
-    row = store.sessions.keep("rescued")
+    row = store.sessions.write_back("rescued")
     assert row["id"] != a and row["name"] == "rescued"
     assert store.sessions.get(row["id"])["history"][-1] == user("after the delete")
 

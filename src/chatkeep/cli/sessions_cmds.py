@@ -101,7 +101,7 @@ def save_cmd(ctx, name: str | None, as_new: bool, as_json: bool) -> None:  # noq
     """Save the live conversation: into the loaded session (NAME renames it), else as a new one."""
     store = ctx.store()
     loaded = store.sessions.active_id()
-    row = store.sessions.save(name) if as_new else store.sessions.keep(name)
+    row = store.sessions.save(name) if as_new else store.sessions.write_back(name)
     if row is None:
         raise InvalidValue(
             "the live history is empty; there is nothing to save",

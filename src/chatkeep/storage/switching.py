@@ -2,13 +2,13 @@
 
 Mixed into :class:`~.sessions.Sessions`. Each operation is one write transaction:
 
-- :meth:`Switching.keep` — the live conversation into the loaded session (``update``, the
+- :meth:`Switching.write_back` — the live conversation into the loaded session (``update``, the
   session kept whole: :mod:`.writeback`), else — none loaded, or it was deleted meanwhile —
   as a new auto-named session. ``chatkeep sessions save`` and the write-back of a switch.
-- :meth:`Switching.switch` / ``load`` — first :meth:`keep`, then the session's body becomes the
-  live history, in the same transaction: switching never hides work, and the turns of a loaded
-  session go back into it, not into the archive.
-- :meth:`Switching.new` — first :meth:`keep`, then an empty live history.
+- :meth:`Switching.switch` / ``load`` — first :meth:`write_back`, then the session's body
+  becomes the live history, in the same transaction: switching never hides work, and the turns
+  of a loaded session go back into it, not into the archive.
+- :meth:`Switching.new` — first :meth:`write_back`, then an empty live history.
 - :meth:`Switching.restore` — an evicted session back into the drawer, as a fresh save: it
   comes back at the top (``createdAt`` = now; the first one is kept as ``firstCreatedAt``), so
   the cap, when still full, moves the next oldest unpinned session out instead of it.
@@ -56,7 +56,9 @@ class Switching:
             self, tx: Tx, name: str | None, body: Entries, live: int, keep: Iterable[str] = ()
         ) -> Row: ...
 
-    def _keep_in(self, tx: Tx, name: str | None = None, keep: Iterable[str] = ()) -> Row | None:
+    def _write_back_in(
+        self, tx: Tx, name: str | None = None, keep: Iterable[str] = ()
+    ) -> Row | None:
         live = self._history.entries_in(tx)
         if not live:
             return None
@@ -72,7 +74,7 @@ class Switching:
                 row = {**row, "name": check_name(name)}
         return row
 
-    def keep(self, name: str | None = None) -> Row | None:
+    def write_back(self, name: str | None = None) -> Row | None:
         """Write the live conversation into the loaded session (kept whole; its pin and place
         stay; ``name``, when given, renames it), else save it as a new session named ``name``
         (or auto-named). Empty live history → ``None``, nothing written. The row says
@@ -81,7 +83,7 @@ class Switching:
             check_text(name, "the session name")
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
-            return self._keep_in(tx, name)
+            return self._write_back_in(tx, name)
 
     def switch(self, session_id: str) -> dict[str, Any] | None:
         """:meth:`load` with its report: ``{"count": live length, "savedBack": the row the live
@@ -94,7 +96,7 @@ class Switching:
             body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
             if tx.index_find(session_id) is None or not isinstance(body, list):
                 return None
-            saved = self._keep_in(tx, keep=[session_id])
+            saved = self._write_back_in(tx, keep=[session_id])
             if saved is not None and saved["id"] == session_id:  # loaded again: written back
                 body = tx.kv_get([body_key(session_id)]).get(body_key(session_id)) or []
             count = self._history.replace_in(tx, body)
@@ -105,18 +107,18 @@ class Switching:
             return {"count": count, "savedBack": saved, "evicted": evicted}
 
     def load(self, session_id: str) -> int:
-        """Write the live conversation back (:meth:`keep`), then make session ``session_id``
+        """Write the live conversation back (:meth:`write_back`), then make session ``session_id``
         the live history, in one transaction; returns its live length (``-1``: not in the
         drawer, nothing written)."""
         report = self.switch(session_id)
         return -1 if report is None else int(report["count"])
 
     def new(self) -> Row | None:
-        """Write the live conversation back (:meth:`keep`), then clear the live history, in one
+        """Write the live conversation back (:meth:`write_back`), then clear the live history, in one
         transaction. Empty live history → ``None`` and nothing changes."""
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
-            row = self._keep_in(tx)
+            row = self._write_back_in(tx)
             if row is not None:
                 self._history.replace_in(tx, [])
             return row
