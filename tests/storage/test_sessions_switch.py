@@ -36,7 +36,7 @@ def test_load_writes_the_loaded_sessions_new_turns_back_into_it(store: chatkeep.
 
 
 def test_write_back_keeps_a_session_longer_than_the_window_whole(store: chatkeep.Store) -> None:
-    """A session longer than the live window keeps its first entries, and the ones the window dropped since, on write-back."""
+    """A loaded session longer than the window keeps its first entries and those the window dropped since, on write-back."""
     store.local.set("maxHistoryEntries", 100)
     long = _turns("long", 10)
     a = _saved(store, "A", long)
@@ -58,6 +58,9 @@ def test_write_back_keeps_a_session_longer_than_the_window_whole(store: chatkeep
     assert store.sessions.new()["id"] == a
     assert store.sessions.get(a)["history"] == [*long, *more]
     assert store.history.read() == []
+    store.history.append(user("fresh"))  # A is no longer loaded: update writes the live as is
+    assert store.sessions.update(a)["id"] == a
+    assert store.sessions.get(a)["history"] == [user("fresh")]
 
 
 def test_write_back_updates_the_loaded_session_and_saves_when_it_was_deleted(

@@ -279,14 +279,16 @@ class Sessions(Switching):
         return light(found[1])
 
     def _write_into(self, tx: Tx, session_id: str, live: Entries) -> Row | None:
-        """Write the live history back into session ``session_id`` without shrinking it
-        (:mod:`.writeback`); ``None`` when that session is not in the drawer."""
+        """Write the live history back into session ``session_id``: the loaded session is kept
+        whole (:mod:`.writeback`); ``None`` when that session is not in the drawer."""
+        if session_id != self._active_in(tx):  # not the loaded one: the live history as it is
+            return self._update_in(tx, session_id, live)
         if unchanged(tx, session_id) and tx.kv_raw([body_key(session_id)]):
             found = tx.index_find(session_id)
             return None if found is None else light(found[1])  # it holds the live history
         body = full_body(tx, session_id, live)
         row = self._update_in(tx, session_id, body)
-        if row is not None and session_id == self._active_in(tx):
+        if row is not None:
             mark_in(tx, session_id, len(body) - len(live))
         return row
 
