@@ -13,12 +13,11 @@ import pytest
 
 import chatkeep
 from clirun import chatkeep_exe
-from conftest import StoreSpec
 
 DAMAGE = ("{not json", "[1,2", '{"role": "user", "content": "cut', "")
 
 
-def _ck(spec: StoreSpec, *args: str, ok_codes: tuple[int, ...] = (0,)) -> Any:
+def _ck(spec: Any, *args: str, ok_codes: tuple[int, ...] = (0,)) -> Any:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CHATKEEP_")}
     proc = subprocess.run(
         [chatkeep_exe(), "--store", spec.url, "--profile", spec.profile, *args],
@@ -32,7 +31,7 @@ def _ck(spec: StoreSpec, *args: str, ok_codes: tuple[int, ...] = (0,)) -> Any:
     return proc
 
 
-def _fill(spec: StoreSpec) -> None:
+def _fill(spec: Any) -> None:
     with spec.open() as store:
         store.local.set("maxHistoryEntries", 4)
         for i in range(8):
@@ -44,7 +43,7 @@ def _fill(spec: StoreSpec) -> None:
         store.history.append({"role": "user", "content": "last live words"})
 
 
-def _damage(spec: StoreSpec, bad: str) -> None:
+def _damage(spec: Any, bad: str) -> None:
     p = spec.profile
     spec.raw_rows(
         "UPDATE ck_history SET value = ? WHERE profile = ? AND pos = "
@@ -61,7 +60,7 @@ def _damage(spec: StoreSpec, bad: str) -> None:
 
 @pytest.mark.parametrize("bad", DAMAGE)
 def test_damaged_rows_are_skipped_by_every_reading_command(
-    spec: StoreSpec, bad: str, tmp_path: Path
+    spec: Any, bad: str, tmp_path: Path
 ) -> None:
     """`history`, `history --archived`, `stats`, `export`, `sessions list/show`, `config list`
     and `request` answer around a damaged row (exit 0, no traceback); stats and doctor count it."""
@@ -93,7 +92,7 @@ def test_damaged_rows_are_skipped_by_every_reading_command(
     assert "unreadable" in doctor.stdout
 
 
-def test_damaged_session_body_reads_as_missing_not_a_crash(spec: StoreSpec, tmp_path: Path) -> None:
+def test_damaged_session_body_reads_as_missing_not_a_crash(spec: Any, tmp_path: Path) -> None:
     """A saved session whose stored body is cut off: `sessions show` says so with a hint and
     `sessions list`, `stats` and `export` still answer."""
     _fill(spec)

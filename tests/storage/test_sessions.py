@@ -225,7 +225,7 @@ def test_new_saves_then_clears(store: chatkeep.Store) -> None:
 
 
 def test_max_sessions_cap_evicts_oldest_unpinned(store: chatkeep.Store) -> None:
-    """With maxSessions > 0 the oldest unpinned sessions go, with their bodies; pins never."""
+    """With maxSessions > 0 the oldest unpinned sessions leave the drawer for the evicted list, bodies kept; pins never."""
     store.local.set("maxSessions", 2)
     ids = []
     for t in ("s0", "s1", "s2", "s3"):
@@ -236,7 +236,8 @@ def test_max_sessions_cap_evicts_oldest_unpinned(store: chatkeep.Store) -> None:
             store.sessions.pin(ids[0])
     names = sorted(r["name"] for r in store.sessions.list())
     assert names == ["s0", "s3"]
-    assert store.local.get(f"session_{ids[1]}") is None
+    assert store.local.get(f"session_{ids[1]}") == [user("s1")]
+    assert sorted(r["name"] for r in store.sessions.evicted()) == ["s1", "s2"]
     store.sessions.pin(ids[3])
     _live(store, "s4")
     store.sessions.save("s4")
@@ -367,16 +368,22 @@ def test_search_treats_like_wildcards_literally(store: chatkeep.Store) -> None:
     assert len(store.sessions.list("o")) == 2
 
 
-def test_load_archives_an_unsaved_live_conversation(store: chatkeep.Store) -> None:
-    """Loading over a conversation that was never saved moves it to the archive; a saved one is not duplicated."""
+def test_load_saves_an_unsaved_live_conversation(store: chatkeep.Store) -> None:
+    """Loading over a conversation that was never saved saves it as a new auto-named session first, not in the archive."""
     _live(store, "saved topic")
     sid = store.sessions.save("S")["id"]
     store.history.clear()
     _live(store, "unsaved thought", "unsaved answer")
     assert store.sessions.load(sid) == 1
-    assert store.history.archived() == [user("unsaved thought"), assistant("unsaved answer")]
-    assert store.sessions.load(sid) == 1  # the live history is the active session's body
-    assert len(store.history.archived()) == 2
+    assert store.history.archived() == []
+    names = {r["name"]: r["id"] for r in store.sessions.list()}
+    assert set(names) == {"S", "unsaved thought"}
+    assert store.sessions.get(names["unsaved thought"])["history"] == [
+        user("unsaved thought"),
+        assistant("unsaved answer"),
+    ]
+    assert store.sessions.load(sid) == 1  # the live history is the loaded session: no copy
+    assert len(store.sessions.list()) == 2 and store.history.archived() == []
 
 
 def test_modify_rewrites_one_body_under_the_lock(store: chatkeep.Store, spec) -> None:

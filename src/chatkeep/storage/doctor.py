@@ -3,8 +3,9 @@
 :func:`check` reads everything the profile stores and reports each problem as
 ``{"kind", "where", "detail", "repaired"}``:
 
-``missing-body``     a ``savedSessions`` row whose ``session_<id>`` body is not there
-``orphan-body``      a ``session_<id>`` body that no index row lists
+``missing-body``     a ``savedSessions`` row (or an ``evicted_<id>`` row) whose ``session_<id>``
+                     body is not there
+``orphan-body``      a ``session_<id>`` body that no index row and no evicted row lists
 ``missing-ref``      a stored value that points at a blob without a reference row
 ``dangling-ref``     a reference row whose owner (key, live row, archive row) is gone
 ``orphan-blob``      a blob nothing references
@@ -15,7 +16,7 @@
 ``permissions``      the SQLite file (or its own directory) is readable by other users
 
 With ``repair=True`` it fixes what is safe, in one transaction, and never deletes user content:
-orphan bodies get an index row back, index rows without a body get an empty body, references
+orphan bodies get an index row back, index and evicted rows without a body get an empty body, references
 are re-linked or dropped, orphan blobs are collected, the bookkeeping is recomputed, unreadable
 and over-limit rows move to a new ``quarantine_<n>`` key (their stored text, with blob markers
 resolved to the bytes they stand for; exported with the profile, never deleted by chatkeep),
@@ -39,6 +40,7 @@ from ..constants import SESSION_BODY_PREFIX, SESSIONS_INDEX_KEY
 from ..errors import CorruptValue
 from ..limits import ENTRY_MAX_DEPTH, MAX_DEPTH, problem
 from . import codec
+from .evicted import evicted_ids, evicted_key
 from .sql import now_ms
 
 if TYPE_CHECKING:
@@ -173,10 +175,14 @@ def _scan(tx: Tx) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     index = tx.index_light()
     ids = [r.get("id") for r in index if isinstance(r, dict)] if isinstance(index, list) else []
     bodies = {k[len(SESSION_BODY_PREFIX) :] for k in tx.kv_keys(SESSION_BODY_PREFIX)}
+    gone = evicted_ids(tx)
     facts["missing_bodies"] = [i for i in ids if isinstance(i, str) and i not in bodies]
-    facts["orphan_bodies"] = sorted(bodies - {i for i in ids if isinstance(i, str)})
+    facts["missing_evicted"] = [i for i in gone if i not in bodies]
+    facts["orphan_bodies"] = sorted(bodies - {i for i in ids if isinstance(i, str)} - set(gone))
     for i in facts["missing_bodies"]:
         problems.append(_problem("missing-body", f"savedSessions:{i}", "no session_<id> body"))
+    for i in facts["missing_evicted"]:
+        problems.append(_problem("missing-body", evicted_key(i), "no session_<id> body"))
     for i in facts["orphan_bodies"]:
         problems.append(_problem("orphan-body", SESSION_BODY_PREFIX + i, "not in savedSessions"))
     # live bookkeeping
@@ -232,6 +238,9 @@ def _repair(tx: Tx, problems: list[dict[str, Any]], facts: dict[str, Any]) -> li
         for p in problems:
             if p["kind"] == "orphan-blob":
                 p["repaired"] = True
+    for i in facts["missing_evicted"]:
+        tx.kv_put(SESSION_BODY_PREFIX + i, [])
+        by_where[("missing-body", evicted_key(i))]["repaired"] = True
     if facts["missing_bodies"] or facts["orphan_bodies"]:
         index = tx.index_light()
         index = list(index) if isinstance(index, list) else []

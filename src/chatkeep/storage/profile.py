@@ -198,8 +198,8 @@ class Profile:
         return report
 
     def stats(self) -> dict[str, Any]:
-        """Counts and sizes: entries, archive, sessions, bytes stored, unseen image bytes,
-        and the keys whose stored value could not be read."""
+        """Counts and sizes: entries, archive, sessions (and evicted ones), bytes stored, unseen
+        image bytes, and the keys whose stored value could not be read."""
         corrupt: list[str] = []
         with self._backend.transaction(self.profile, write=False) as tx:
             # parse the stored texts only: blobs (images, long texts) are not loaded for this
@@ -232,6 +232,7 @@ class Profile:
             "unreadableEntries": max(0, stored_rows - len(live)),
             "archived": archived,
             "sessions": len(self.sessions.list()),
+            "evictedSessions": len(self.sessions.evicted()),
             "bytesStored": sizes["kvBytes"]
             + sizes["historyBytes"]
             + sizes["archiveBytes"]

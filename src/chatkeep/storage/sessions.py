@@ -10,30 +10,39 @@ unusable as a key (which get a fresh id; nothing is lost). Reading the index (``
 ``get``, …) runs the same migration first when the stored index needs it.
 
 Writers take the session lock, then the history lock (one backend write transaction holds
-both), never the reverse. :meth:`Sessions.load` replaces the live history; when that history was
-never saved (it is not exactly the active session's body), its entries move to the archive
-first, so loading a session never silently drops a conversation.
+both), never the reverse. Switching (``load``, ``new``) writes the live conversation back first,
+in the switch's transaction (:mod:`.switching`); the ``maxSessions`` cap moves sessions to the
+evicted list, never destroys them (:mod:`.evicted`). Only ``delete`` and ``clear_all`` destroy.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 from collections.abc import Callable, Iterable
 
-from ..constants import (
-    ACTIVE_SESSION_KEY,
-    AUTO_NAME_MAX,
-    SESSION_BODY_PREFIX,
-    SESSION_NAME_MAX,
-    SESSIONS_INDEX_KEY,
-)
-from ..entries import is_attachment, validate_entries, validate_entry
+from ..constants import ACTIVE_SESSION_KEY, SESSION_BODY_PREFIX, SESSIONS_INDEX_KEY
+from ..entries import validate_entries, validate_entry
 from ..errors import InvalidValue, NotFound
 from ..limits import check_count, check_text
 from . import codec
+from . import evicted as _evicted
 from .body_append import extend_body
+from .drawer_rows import (
+    Row,
+    RowList,
+    auto_name,
+    check_id,
+    check_name,
+    clean_index,
+    evicted_light,
+    light,
+    ms_or_now,
+    valid,
+    with_evicted,
+)
 from .legacy_index import body_key, migrate_index, needs_migration, text_digest
 from .sql import now_ms
+from .switching import Switching
+from .writeback import full_body, mark_in, unchanged
 
 TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
 if TYPE_CHECKING:
@@ -43,64 +52,16 @@ if TYPE_CHECKING:
     from .history import Entries, History
     from .sql import Tx
 
-Row = dict[str, "Any"]
-RowList = list[Row]  # the class below has a method named `list`
+__all__ = ["MIN_ID_PREFIX", "Sessions", "auto_name"]
+
 _ID_MAX = 192  # "session_" + id stays within the 200-character key limit
 
 #: Fewest characters of a session id that :meth:`Sessions.resolve` accepts as a prefix.
 MIN_ID_PREFIX = 4
 
 
-def auto_name(history: Entries, today: _dt.date | None = None) -> str:
-    for e in history:
-        if (
-            isinstance(e, dict)
-            and e.get("role") == "user"
-            and isinstance(e.get("content"), str)
-            and not is_attachment(e)
-        ):
-            text = e["content"].strip()
-            if text:
-                return text[:AUTO_NAME_MAX] + ("…" if len(text) > AUTO_NAME_MAX else "")
-    return (today or _dt.date.today()).isoformat()
-
-
-def _check_id(session_id: Any) -> str:
-    if not isinstance(session_id, str):
-        raise InvalidValue(
-            f"a session id must be a string, got {type(session_id).__name__}",
-            hint="list ids with `chatkeep sessions list`",
-        )
-    return check_text(session_id, "the session id")
-
-
-def _light(row: Row) -> Row:
-    return {
-        "id": row.get("id"),
-        "name": row.get("name", ""),
-        "createdAt": row.get("createdAt", 0),
-        "pinned": bool(row.get("pinned", False)),
-    }
-
-
-def _clean_index(value: Any) -> RowList:
-    if not isinstance(value, list):
-        return []
-    return [r for r in value if isinstance(r, dict) and isinstance(r.get("id"), str) and r["id"]]
-
-
-def _check_name(name: Any) -> str:
-    if isinstance(name, str):
-        check_text(name, "the session name")
-    if not isinstance(name, str) or not name.strip():
-        raise InvalidValue(
-            "a session name must be a non-empty string", hint="pass a name with some text"
-        )
-    return name[:SESSION_NAME_MAX]
-
-
-class Sessions:
-    """``store.sessions``: the drawer."""
+class Sessions(Switching):
+    """``store.sessions``: the drawer (and its evicted list)."""
 
     def __init__(self, backend: Backend, profile: str, history: History) -> None:
         self._b = backend
@@ -110,7 +71,7 @@ class Sessions:
     # -- index and migration ----------------------------------------------------------------
     def _read_index(self, tx: Tx) -> RowList:
         """The index rows without their digests (all that listing and writes need)."""
-        return _clean_index(tx.index_light())
+        return clean_index(tx.index_light())
 
     def _ensure_migrated(self) -> None:
         with self._b.transaction(self._profile, write=False) as tx:
@@ -126,7 +87,7 @@ class Sessions:
         """The light index with digests, migrating legacy embedded snapshots in place first."""
         self._ensure_migrated()
         with self._b.transaction(self._profile, write=False) as tx:
-            return _clean_index(tx.kv_get([SESSIONS_INDEX_KEY]).get(SESSIONS_INDEX_KEY))
+            return clean_index(tx.kv_get([SESSIONS_INDEX_KEY]).get(SESSIONS_INDEX_KEY))
 
     def migrate_in(self, tx: Tx) -> list[dict[str, Any]]:
         """Migrate the stored index inside ``tx`` (:mod:`.legacy_index`); returns the ids given
@@ -149,19 +110,24 @@ class Sessions:
                     decoded = codec.decode_many([t for _o, t in found], tx.fetch_urls)
                     break
             self._ensure_migrated()  # legacy rows: migrate them, then read
-        rows = [_light(r) for r in decoded if isinstance(r, dict) and _valid(r)]
+        rows = [light(r) for r in decoded if isinstance(r, dict) and valid(r)]
         for row in rows if query else ():
             row["contentMatch"] = query not in str(row["name"]).lower()
         return rows
 
-    def resolve(self, prefix: str) -> str:
-        """The full id of the one saved session whose id starts with ``prefix`` (at least
-        :data:`MIN_ID_PREFIX` characters; a full id always resolves to itself). Raises
-        :class:`NotFound` when none matches and :class:`InvalidValue` when several do."""
+    def resolve(self, prefix: str, *, evicted: bool | None = False) -> str:
+        """The full id of the one session whose id starts with ``prefix`` (at least
+        :data:`MIN_ID_PREFIX` characters; a full id always resolves to itself), among the
+        drawer's sessions (``evicted=False``), the evicted ones (``True``) or both (``None``).
+        Raises :class:`NotFound` when none matches (saying so when only an evicted session
+        does) and :class:`InvalidValue` when several do."""
         given = prefix.strip().lower() if isinstance(prefix, str) else ""
         self._ensure_migrated()
         with self._b.transaction(self._profile, write=False) as tx:
-            ids = tx.index_ids()
+            drawer = [] if evicted else tx.index_ids()
+            # evicted ids are read for `evicted=False` too, to say where a missing id went
+            gone = _evicted.evicted_ids(tx) if evicted is not False or given not in drawer else []
+        ids = drawer if evicted is False else [*drawer, *gone]
         if given in ids:
             return given
         if len(given) < MIN_ID_PREFIX:
@@ -171,9 +137,16 @@ class Sessions:
             )
         found = [i for i in ids if i.startswith(given)]
         if not found:
+            if evicted is False and any(i.startswith(given) for i in gone):
+                raise NotFound(
+                    f"session {prefix!r} left the drawer (maxSessions); it is in the evicted list",
+                    hint=f"bring it back with `chatkeep sessions restore {prefix}`",
+                )
+            where = "evicted session" if evicted else "saved session"
             raise NotFound(
-                f"no saved session with id {prefix!r}",
-                hint="list ids with `chatkeep sessions list`",
+                f"no {where} with id {prefix!r}",
+                hint="list ids with `chatkeep sessions list"
+                + (" --evicted`" if evicted is True else "`"),
             )
         if len(found) > 1:
             raise InvalidValue(
@@ -184,58 +157,65 @@ class Sessions:
 
     def row(self, session_id: str) -> Row | None:
         """The light row ``{id, name, createdAt, pinned}`` of one session (no body read)."""
-        _check_id(session_id)
+        check_id(session_id)
         self._ensure_migrated()
         with self._b.transaction(self._profile, write=False) as tx:
             found = tx.index_find(session_id) if session_id else None
-        return None if found is None else _light(found[1])
+        return None if found is None else light(found[1])
 
     def get(self, session_id: str) -> Row | None:
-        _check_id(session_id)
+        check_id(session_id)
         self._ensure_migrated()
         if not isinstance(session_id, str) or not session_id:
             return None
         with self._b.transaction(self._profile, write=False) as tx:
             found = tx.index_find(session_id)
-            if found is None:
+            gone = _evicted.find(tx, session_id) if found is None else None
+            if found is None and gone is None:
                 return None
             body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
-            return {**_light(found[1]), "history": body if isinstance(body, list) else []}
+            row = light(found[1]) if found is not None else evicted_light(gone or {})
+            return {**row, "history": body if isinstance(body, list) else []}
 
     # -- writes -----------------------------------------------------------------------------
-    def _evict(self, tx: Tx, keep: str) -> None:
-        """Drop the oldest unpinned rows over ``maxSessions`` (never pinned ones, never ``keep``)."""
+    def _evict(self, tx: Tx, keep: Iterable[str]) -> int:
+        """Move the oldest unpinned rows over ``maxSessions`` to the evicted list (never pinned
+        ones, never those in ``keep``); returns how many left the drawer."""
         cap = tx.kv_get(["maxSessions"]).get("maxSessions")
         if not isinstance(cap, int) or isinstance(cap, bool) or cap <= 0:
-            return
+            return 0
         excess = tx.index_count() - cap
         if excess <= 0:
-            return
-        evict = list(dict.fromkeys(tx.index_oldest_unpinned(keep, excess)))
-        if evict:
-            tx.index_delete_ids(evict)
-            tx.digest_delete(evict)
-            tx.kv_delete([body_key(i) for i in evict])
+            return 0
+        kept = {k for k in keep if k}
+        oldest = tx.index_oldest_unpinned("", excess + len(kept))
+        return _evicted.evict_in(tx, [i for i in dict.fromkeys(oldest) if i not in kept][:excess])
 
-    def _save_in(self, tx: Tx, name: str | None, live: Entries) -> Row:
+    def _save_in(
+        self, tx: Tx, name: str | None, body: Entries, live: int, keep: Iterable[str] = ()
+    ) -> Row:
+        """Save ``body`` as a new session whose last ``live`` entries are the live history;
+        it becomes the loaded one. The row says ``evicted`` when sessions left the drawer."""
         import uuid  # here, not at import: it loads `platform`, and reading never makes an id
 
         sid = uuid.uuid4().hex
-        digest = text_digest(live)
         row: Row = {
             "id": sid,
-            "name": _check_name(name) if name and name.strip() else auto_name(live),
+            "name": check_name(name) if name and name.strip() else auto_name(body),
             "createdAt": now_ms(),
             "pinned": False,
         }
-        tx.kv_put(body_key(sid), live)
+        tx.kv_put(body_key(sid), body)
         tx.index_append(row)
-        tx.digest_add(sid, digest)  # a fresh uuid4 id: no old digest
-        self._evict(tx, keep=sid)
+        tx.digest_add(sid, text_digest(body))  # a fresh uuid4 id: no old digest
+        evicted = self._evict(tx, keep=[sid, *keep])
         tx.kv_put(ACTIVE_SESSION_KEY, sid)
-        return _light(row)
+        mark_in(tx, sid, len(body) - live)
+        return with_evicted(light(row), evicted)
 
     def save(self, name: str | None = None) -> Row | None:
+        """Save the live conversation as a new session (a copy of the whole loaded session when
+        one is loaded: its entries before the live window too). Empty → ``None``."""
         if name is not None:
             check_text(name, "the session name")
         self._ensure_migrated()
@@ -243,7 +223,8 @@ class Sessions:
             live = self._history.entries_in(tx)
             if not live:
                 return None
-            return self._save_in(tx, name, live)
+            body = full_body(tx, self._active_in(tx), live)
+            return self._save_in(tx, name, body, len(live))
 
     def add_many(self, sessions: Iterable[tuple[Row, Entries]]) -> RowList:
         """Add saved sessions with given ``id``, ``name`` and ``createdAt`` (an import).
@@ -273,17 +254,17 @@ class Sessions:
                 name = row.get("name")
                 new = {
                     "id": sid,
-                    "name": _check_name(name)
+                    "name": check_name(name)
                     if isinstance(name, str) and name.strip()
                     else auto_name(body),
-                    "createdAt": _ms_or_now(created),
+                    "createdAt": ms_or_now(created),
                     "pinned": bool(row.get("pinned", False)),
                 }
                 tx.kv_put(body_key(sid), body)
                 tx.index_append(new)
                 tx.digest_add(sid, text_digest(body))
                 known.add(sid)
-                added.append(_light(new))
+                added.append(light(new))
         if len(added) >= self._b.bulk_rows:
             self._b.refresh_statistics()
         return added
@@ -295,17 +276,31 @@ class Sessions:
             return None
         tx.kv_put(body_key(session_id), body)
         tx.digest_put(session_id, text_digest(body))
-        return _light(found[1])
+        return light(found[1])
+
+    def _write_into(self, tx: Tx, session_id: str, live: Entries) -> Row | None:
+        """Write the live history back into session ``session_id``: the loaded session is kept
+        whole (:mod:`.writeback`); ``None`` when that session is not in the drawer."""
+        if session_id != self._active_in(tx):  # not the loaded one: the live history as it is
+            return self._update_in(tx, session_id, live)
+        if unchanged(tx, session_id) and tx.kv_raw([body_key(session_id)]):
+            found = tx.index_find(session_id)
+            return None if found is None else light(found[1])  # it holds the live history
+        body = full_body(tx, session_id, live)
+        row = self._update_in(tx, session_id, body)
+        if row is not None:
+            mark_in(tx, session_id, len(body) - len(live))
+        return row
 
     def update(self, session_id: str) -> Row | None:
-        if not _check_id(session_id):
+        if not check_id(session_id):
             return None
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
             live = self._history.entries_in(tx)
             if not live:
                 return None
-            return self._update_in(tx, session_id, live)
+            return self._write_into(tx, session_id, live)
 
     def append(self, session_id: str, entry: dict[str, Any]) -> Row | None:
         validate_entry(entry)
@@ -315,7 +310,7 @@ class Sessions:
         """Append ``entries`` to a saved body (unknown id → ``None``); what it holds already
         is not read back or written again (:mod:`.body_append`)."""
         validate_entries(entries)
-        if not _check_id(session_id):
+        if not check_id(session_id):
             return None
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
@@ -330,12 +325,12 @@ class Sessions:
                 if not isinstance(body, list):
                     return None
                 return self._update_in(tx, session_id, [*body, *entries])
-            return _light(found[1])
+            return light(found[1])
 
     def modify(self, session_id: str, fn: Callable[[Entries], Entries | None]) -> Row | None:
         """Read–modify–write of one saved body under the session lock: ``fn(body)`` returns the
         new body (validated, digest updated) or ``None`` for no change. Unknown id → ``None``."""
-        if not _check_id(session_id):
+        if not check_id(session_id):
             return None
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
@@ -348,32 +343,8 @@ class Sessions:
             validate_entries(new)
             return self._update_in(tx, session_id, new)
 
-    def load(self, session_id: str) -> int:
-        _check_id(session_id)
-        self._ensure_migrated()
-        with self._b.transaction(self._profile) as tx:
-            if not isinstance(session_id, str) or tx.index_find(session_id) is None:
-                return -1
-            body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
-            if not isinstance(body, list):
-                return -1
-            live = self._history.entries_in(tx)
-            if live and not self._is_saved(tx, live):
-                # the conversation being replaced was never saved: it goes to the archive
-                tx.archive_oldest(tx.hist_state()[0])
-            count = self._history.replace_in(tx, body)
-            tx.kv_put(ACTIVE_SESSION_KEY, session_id if count else "")
-            return count
-
-    def _is_saved(self, tx: Tx, live: Entries) -> bool:
-        """Whether ``live`` is exactly the body of the active session (nothing unsaved)."""
-        active = tx.kv_get([ACTIVE_SESSION_KEY]).get(ACTIVE_SESSION_KEY)
-        if not isinstance(active, str) or not active:
-            return False
-        return tx.kv_get([body_key(active)]).get(body_key(active)) == live
-
     def _edit_row(self, session_id: str, **changes: Any) -> bool:
-        _check_id(session_id)
+        check_id(session_id)
         self._ensure_migrated()
         if not isinstance(session_id, str) or not session_id:
             return False
@@ -386,63 +357,46 @@ class Sessions:
             return True
 
     def rename(self, session_id: str, name: str) -> bool:
-        return self._edit_row(session_id, name=_check_name(name))
+        return self._edit_row(session_id, name=check_name(name))
 
     def pin(self, session_id: str, pinned: bool = True) -> bool:
         return self._edit_row(session_id, pinned=bool(pinned))
 
     def delete(self, session_id: str) -> bool:
-        _check_id(session_id)
+        """Destroy one session, in the drawer or in the evicted list, and its body."""
+        check_id(session_id)
         self._ensure_migrated()
         if not isinstance(session_id, str) or not session_id:
             return False
         with self._b.transaction(self._profile) as tx:
-            if tx.index_find(session_id) is None:
+            if tx.index_find(session_id) is not None:
+                tx.index_delete_ids([session_id])
+                tx.digest_delete([session_id])
+            elif _evicted.find(tx, session_id) is not None:
+                tx.kv_delete([_evicted.evicted_key(session_id)])
+            else:
                 return False
-            tx.index_delete_ids([session_id])
-            tx.digest_delete([session_id])
             tx.kv_delete([body_key(session_id)])
-            if tx.kv_get([ACTIVE_SESSION_KEY]).get(ACTIVE_SESSION_KEY) == session_id:
+            if self._active_in(tx) == session_id:
                 tx.kv_put(ACTIVE_SESSION_KEY, "")
             return True
 
     def clear_all(self) -> int:
+        """Destroy every session of the drawer and its body; the evicted list is kept (its
+        sessions are destroyed one by one, by name, with :meth:`delete`)."""
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
             index = self._read_index(tx)
-            bodies = [k for k in tx.kv_keys(SESSION_BODY_PREFIX)]
+            gone = {body_key(i) for i in _evicted.evicted_ids(tx)}
+            bodies = [k for k in tx.kv_keys(SESSION_BODY_PREFIX) if k not in gone]
             tx.kv_delete([*bodies, SESSIONS_INDEX_KEY])
             tx.kv_put(ACTIVE_SESSION_KEY, "")
             return len(index)
 
-    def new(self) -> Row | None:
-        """Save the live conversation (write-back to the active session, else a new one),
-        then clear the live history. Empty live history → ``None`` and nothing changes."""
-        self._ensure_migrated()
-        with self._b.transaction(self._profile) as tx:
-            live = self._history.entries_in(tx)
-            if not live:
-                return None
-            active = tx.kv_get([ACTIVE_SESSION_KEY]).get(ACTIVE_SESSION_KEY)
-            row = None
-            if isinstance(active, str) and active:
-                row = self._update_in(tx, active, live)
-            if row is None:
-                row = self._save_in(tx, None, live)
-            self._history.replace_in(tx, [])
-            return row
-
     def active_id(self) -> str:
         with self._b.transaction(self._profile, write=False) as tx:
-            v = tx.kv_get([ACTIVE_SESSION_KEY]).get(ACTIVE_SESSION_KEY)
+            return self._active_in(tx)
+
+    def _active_in(self, tx: Tx) -> str:
+        v = tx.kv_get([ACTIVE_SESSION_KEY]).get(ACTIVE_SESSION_KEY)
         return v if isinstance(v, str) else ""
-
-
-def _valid(row: Any) -> bool:
-    return isinstance(row, dict) and isinstance(row.get("id"), str) and bool(row["id"])
-
-
-def _ms_or_now(v: Any) -> int:
-    if isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v < 1e15:
-        return int(v)
-    return now_ms()

@@ -7,7 +7,7 @@
 | ``POST /api/sessions`` | ``{"name"?}`` → "Save as new": the live conversation as a new session (``{"session": row or null}``), which becomes the loaded one |
 | ``POST /api/sessions/{id}/update`` | "Save": write the live conversation back into the loaded session ``id`` (``sessions.update``; name, pin and place kept; 404 when unknown) |
 | ``POST /api/sessions/new`` | save (write-back to the active session) and clear the live history |
-| ``POST /api/sessions/{id}/load`` | write the live conversation back first (into the loaded session, else as a new one, like ``new``), then replace the live history by the session (404 when unknown): switching never hides work |
+| ``POST /api/sessions/{id}/load`` | ``sessions.switch(id)``: the library writes the live conversation back first (into the loaded session, else as a new one, like ``new``), then replaces the live history by the session, in one transaction (404 when unknown): switching never hides work; ``savedBack`` is the row written back, ``evicted`` how many sessions that moved out of the drawer |
 | ``PATCH /api/sessions/{id}`` | ``{"name"?, "pinned"?}`` → rename and/or pin |
 | ``DELETE /api/sessions/{id}`` | delete the session and its body (the page asks twice first) |
 
@@ -50,17 +50,6 @@ def _listing(
         "activeSessionId": panel.store.sessions.active_id(),
         "current": current_session(panel),
     }
-
-
-def _write_back(panel: PanelState) -> dict[str, Any] | None:
-    """Save the live conversation before it is replaced (SPEC §4.4): into the loaded session,
-    else (none loaded, or it was deleted) as a new one. Empty live history → ``None``."""
-    sessions = panel.store.sessions
-    if not panel.store.history.read():
-        return None
-    active = sessions.active_id()
-    row = sessions.update(active) if active else None
-    return row if row is not None else sessions.save()
 
 
 async def list_sessions(request: Request) -> Response:
@@ -112,15 +101,14 @@ async def load(request: Request) -> Response:
     session_id = request.path_params["session_id"]
 
     def run() -> dict[str, Any]:
-        if panel.store.sessions.get(session_id) is None:
-            raise NotFound(f"no saved session {session_id!r}")
-        saved = _write_back(panel)
-        count = panel.store.sessions.load(session_id)
-        if count < 0:
+        # the library writes the live conversation back and loads, in one transaction
+        report = panel.store.sessions.switch(session_id)
+        if report is None:
             raise NotFound(f"no saved session {session_id!r}")
         return {
-            "count": count,
-            "savedBack": saved,
+            "count": report["count"],
+            "savedBack": report["savedBack"],
+            "evicted": report["evicted"],
             "history": history_payload(panel),
             "archived": panel.store.history.archived_count(),
             **_listing(panel),

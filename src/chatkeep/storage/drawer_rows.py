@@ -1,0 +1,88 @@
+"""The drawer's rows: names, ids and the light row shape (SPEC §4.1, §4.4)."""
+
+from __future__ import annotations
+
+import datetime as _dt
+
+from ..constants import AUTO_NAME_MAX, SESSION_NAME_MAX
+from ..entries import is_attachment
+from ..errors import InvalidValue
+from ..limits import check_text
+from .sql import now_ms
+
+TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .history import Entries
+
+Row = dict[str, "Any"]
+RowList = list[Row]
+
+
+def auto_name(history: Entries, today: _dt.date | None = None) -> str:
+    for e in history:
+        if (
+            isinstance(e, dict)
+            and e.get("role") == "user"
+            and isinstance(e.get("content"), str)
+            and not is_attachment(e)
+        ):
+            text = e["content"].strip()
+            if text:
+                return text[:AUTO_NAME_MAX] + ("…" if len(text) > AUTO_NAME_MAX else "")
+    return (today or _dt.date.today()).isoformat()
+
+
+def check_id(session_id: Any) -> str:
+    if not isinstance(session_id, str):
+        raise InvalidValue(
+            f"a session id must be a string, got {type(session_id).__name__}",
+            hint="list ids with `chatkeep sessions list`",
+        )
+    return check_text(session_id, "the session id")
+
+
+def light(row: Row) -> Row:
+    return {
+        "id": row.get("id"),
+        "name": row.get("name", ""),
+        "createdAt": row.get("createdAt", 0),
+        "pinned": bool(row.get("pinned", False)),
+    }
+
+
+def clean_index(value: Any) -> RowList:
+    if not isinstance(value, list):
+        return []
+    return [r for r in value if isinstance(r, dict) and isinstance(r.get("id"), str) and r["id"]]
+
+
+def check_name(name: Any) -> str:
+    if isinstance(name, str):
+        check_text(name, "the session name")
+    if not isinstance(name, str) or not name.strip():
+        raise InvalidValue(
+            "a session name must be a non-empty string", hint="pass a name with some text"
+        )
+    return name[:SESSION_NAME_MAX]
+
+
+def with_evicted(row: Row, evicted: int) -> Row:
+    """``row`` with ``evicted``: how many sessions the write moved out of the drawer (only
+    when some did)."""
+    return {**row, "evicted": evicted} if evicted else row
+
+
+def evicted_light(row: Row) -> Row:
+    return {**light(row), "evictedAt": row.get("evictedAt", 0)}
+
+
+def valid(row: Any) -> bool:
+    return isinstance(row, dict) and isinstance(row.get("id"), str) and bool(row["id"])
+
+
+def ms_or_now(v: Any) -> int:
+    if isinstance(v, int | float) and not isinstance(v, bool) and 0 <= v < 1e15:
+        return int(v)
+    return now_ms()
