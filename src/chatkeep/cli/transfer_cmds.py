@@ -96,10 +96,13 @@ def _stdin_copy() -> str:
 
 def _summary(report: dict[str, Any]) -> str:
     if report.get("whole"):
-        return (
+        line = (
             f"imported {report['source']} data: {report['history']} live entries, "
             f"{report['archived']} archived, {report['sessions']} sessions, {report['keys']} keys"
         )
+        if report.get("backup"):
+            line += f"\nthe profile it replaced was backed up to {report['backup']}"
+        return line
     added, skipped = report["added"], report["skipped"]
     line = f"imported {report['conversations']} conversations from {report['source']}: "
     line += f"{added} new saved session{'s' if added != 1 else ''}"
@@ -121,7 +124,8 @@ def _summary(report: dict[str, Any]) -> str:
 @click.option(
     "--replace",
     is_flag=True,
-    help="For a whole-profile chatkeep export or browsa dump: replace this profile's content.",
+    help="For a whole-profile chatkeep export or browsa dump: replace this profile's content "
+    "(a backup export of it is written beside the store first, and named).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the import report as JSON.")
 @pass_ctx

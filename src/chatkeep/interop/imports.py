@@ -1,7 +1,12 @@
 """``import_file``: detect a file's format, read it, save what it holds (SPEC §14).
 
 - ``chatkeep`` whole-profile exports and ``browsa`` dumps go to the profile importer (the
-  profile replaced, one transaction, ``replace`` needed when the profile is not empty). An
+  profile replaced, one transaction, ``replace`` needed when the profile is not empty; the
+  profile it replaces is first written to a backup export, named in the report's ``backup``).
+- Detection never guesses a profile dump: a JSON object is a chatkeep export only with its
+  ``format``, a browsa dump only with browsa's signature
+  (:func:`chatkeep.storage.transfer.browsa_problem`); any other object is "not a known format"
+  (``InvalidValue``, a hint naming ``--from``). ``--from browsa`` needs the signature too. An
   export in the one-value-per-line layout ``chatkeep export`` writes is read line by line
   (``Profile.import_from``: memory holds one entry or one session, not the file); any other
   layout is read whole (``Profile.import_data``).
@@ -24,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidEntry, InvalidValue
 from ..storage.stream import HEAD as STREAM_HEAD
+from ..storage.transfer import browsa_problem
 from . import chatgpt, claude, librechat, llmdb, markdown, openwebui, simple
 from .model import Conversation
 from .source import Input, Progress, bad_file, checked_path
@@ -116,7 +122,18 @@ def detect(inp: Input) -> str:
     doc = inp.load()
     if isinstance(doc, dict) and doc.get("format") in ("chatkeep-export", SESSION_FORMAT):
         return "chatkeep"
-    return _detect_item(doc) or "browsa"
+    found = _detect_item(doc)
+    if found:
+        return found
+    why = browsa_problem(doc)
+    if why is None:
+        return "browsa"
+    raise bad_file(
+        inp.path,
+        f"not a known format (not a chatkeep export, and not a browsa dump: {why})",
+        f"if it is an export of a format chatkeep reads, name it with --from "
+        f"({', '.join(s for s in SOURCES if s != 'auto')}); see docs/import-export.md",
+    )
 
 
 def _session_doc(doc: dict[str, Any]) -> Conversation:
