@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clirun import run
 
 import chatkeep
+from clirun import run
 
 StoreSpec = Any  # tests/conftest.py's StoreSpec: kind, url, profile, dump()
 
