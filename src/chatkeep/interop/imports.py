@@ -17,7 +17,9 @@
 - Every foreign format becomes one saved session per conversation through
   ``store.sessions.add_many``: one write transaction for the whole file, so a file that turns
   out to be bad half-way imports nothing; the live history is never touched; ids are derived
-  from the source's ids (or content), so importing the same file again adds nothing.
+  from the source's ids (or, without one, from the content and the ordinal among equal-content
+  conversations of the file), so importing the same file again adds nothing and distinct
+  conversations with equal text are never merged.
 """
 
 from __future__ import annotations
@@ -163,13 +165,19 @@ def save_conversations(
     """Add each conversation as a saved session (one transaction); the import report."""
     seen = 0
     current: list[Conversation] = []
+    equal: dict[str, int] = {}  # content id → conversations of that content so far
 
     def rows() -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
         nonlocal seen
         for conv in convs:
             seen += 1
             current[:] = [conv]
-            yield conv.row(), conv.entries
+            ordinal = 0
+            if conv.keyed_by_content:  # equal text, no source id: told apart by their order
+                base = conv.session_id()
+                ordinal = equal.get(base, 0)
+                equal[base] = ordinal + 1
+            yield conv.row(ordinal), conv.entries
 
     try:
         added = profile.sessions.add_many(rows())
