@@ -42,9 +42,9 @@ def test_sharegpt_rows_with_equal_text_are_kept_apart(tmp_path: Path) -> None:
     path.write_text(json.dumps(rows))
     db = tmp_path / "s.db"
     first = _import(db, path)
-    assert (first["conversations"], first["added"], first["skipped"]) == (300, 300, 0)
+    assert (first["conversations"], first["added"], first["already"]) == (300, 300, 0)
     again = _import(db, path)
-    assert (again["added"], again["skipped"]) == (0, 300)
+    assert (again["added"], again["already"]) == (0, 300)
     expected = sorted(" | ".join(t["value"] for t in r["conversations"]) for r in rows)
     assert _texts(db) == expected
 

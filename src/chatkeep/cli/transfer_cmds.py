@@ -103,11 +103,17 @@ def _summary(report: dict[str, Any]) -> str:
         if report.get("backup"):
             line += f"\nthe profile it replaced was backed up to {report['backup']}"
         return line
-    added, skipped = report["added"], report["skipped"]
-    line = f"imported {report['conversations']} conversations from {report['source']}: "
+    added, already, skipped = report["added"], report["already"], report["skipped"]
+    count = report["conversations"]
+    line = f"imported {count} conversation{'s' if count != 1 else ''} from {report['source']}: "
     line += f"{added} new saved session{'s' if added != 1 else ''}"
+    if already:
+        line += f", {already} already there"
     if skipped:
-        line += f", {skipped} already there"
+        line += f", {len(skipped)} skipped"
+    for s in skipped:
+        title = f" {s['title']!r}" if s.get("title") else ""
+        line += f"\nskipped {s['where']}{title}: {s['reason']}"
     return line
 
 

@@ -29,11 +29,12 @@ import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..entries import validate_entries
 from ..errors import InvalidEntry, InvalidValue
 from ..storage.stream import HEAD as STREAM_HEAD
 from ..storage.transfer import browsa_problem
 from . import chatgpt, claude, librechat, llmdb, markdown, openwebui, simple
-from .model import Conversation
+from .model import Conversation, Skipped
 from .source import Input, Progress, bad_file, checked_path
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ SOURCES = (
     "jsonl",
 )
 
-Reader = Callable[[Input], Iterator[Conversation]]
+Reader = Callable[[Input], Iterator[Conversation | Skipped]]
 READERS: dict[str, Reader] = {
     "chatgpt": chatgpt.read,
     "claude": claude.read,
@@ -160,18 +161,32 @@ def _session_doc(doc: dict[str, Any]) -> Conversation:
 
 
 def save_conversations(
-    profile: Profile, convs: Iterator[Conversation], source: str
+    profile: Profile, convs: Iterator[Conversation | Skipped], source: str
 ) -> dict[str, Any]:
-    """Add each conversation as a saved session (one transaction); the import report."""
-    seen = 0
-    current: list[Conversation] = []
+    """Add each readable conversation as a saved session (one transaction); the import report.
+
+    A conversation the reader could not read (a :class:`Skipped`) or whose entries are not
+    valid is left out and reported in ``skipped`` (``{where, reason, title?}``); the rest
+    import. When no conversation of the file could be read, nothing is written and
+    ``InvalidValue`` says why."""
+    seen = readable = 0
+    skipped: list[dict[str, str]] = []
     equal: dict[str, int] = {}  # content id → conversations of that content so far
 
     def rows() -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
-        nonlocal seen
+        nonlocal seen, readable
         for conv in convs:
             seen += 1
-            current[:] = [conv]
+            if isinstance(conv, Skipped):
+                skipped.append(conv.report())
+                continue
+            try:
+                validate_entries(conv.entries)
+            except InvalidEntry as exc:
+                why = f"an entry is not valid: {exc.message}"
+                skipped.append(Skipped(f"conversation {seen}", why, conv.name()).report())
+                continue
+            readable += 1
             ordinal = 0
             if conv.keyed_by_content:  # equal text, no source id: told apart by their order
                 base = conv.session_id()
@@ -179,21 +194,21 @@ def save_conversations(
                 equal[base] = ordinal + 1
             yield conv.row(ordinal), conv.entries
 
-    try:
-        added = profile.sessions.add_many(rows())
-    except InvalidEntry as exc:
-        conv = current[0] if current else None
-        name = f" {conv.title!r}" if conv and conv.title else ""
-        raise InvalidEntry(
-            f"conversation {seen}{name} has an invalid entry: {exc.message}; nothing was imported",
-            field=exc.field,
-            hint=exc.hint,
-        ) from None
+    added = profile.sessions.add_many(rows())
+    if not readable:
+        reasons = "; ".join(f"{s['where']}: {s['reason']}" for s in skipped[:3])
+        more = f" (and {len(skipped) - 3} more)" if len(skipped) > 3 else ""
+        raise InvalidValue(
+            f"no conversation in the file could be imported"
+            f"{': ' + reasons + more if reasons else ' (it holds none)'}; nothing was imported",
+            hint="check that the file is the export you meant, or name its format with --from",
+        )
     return {
         "source": source,
         "conversations": seen,
         "added": len(added),
-        "skipped": seen - len(added),
+        "already": readable - len(added),
+        "skipped": skipped,
         "sessions": [r["id"] for r in added],
     }
 

@@ -72,6 +72,31 @@ class Conversation:
         }
 
 
+@dataclass
+class Skipped:
+    """A conversation of the file that could not be read: where it is and why (SPEC §14: a
+    partly broken file imports what it can and reports the rest)."""
+
+    where: str  # "conversation 3", "line 7", "conversations-001.json: conversation 2"
+    reason: str
+    title: str = ""
+
+    def report(self) -> dict[str, str]:
+        out = {"where": self.where, "reason": self.reason}
+        if self.title:
+            out["title"] = self.title
+        return out
+
+
+def title_of(item: Any) -> str:
+    """The title a raw conversation object carries, if any (for reporting a skipped one)."""
+    if isinstance(item, dict):
+        for key in ("title", "name"):
+            if isinstance(item.get(key), str):
+                return " ".join(item[key].split())[:AUTO_NAME_MAX]
+    return ""
+
+
 def as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 

@@ -386,6 +386,11 @@ def _documents(inp: Input, name: str | None) -> Iterator[Any]:
         yield inp.load(name)
 
 
+#: What a reader's conversion of one conversation may raise on a wrong-typed or missing field:
+#: that conversation is skipped with the reason, the rest of the file imports.
+UNREADABLE = (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError)
+
+
 def read_conversations(
     inp: Input,
     convert: Callable[[Any], Any],
@@ -393,12 +398,24 @@ def read_conversations(
     members: list[str | None] | None = None,
 ) -> Iterator[Any]:
     """Each conversation ``convert`` makes of the items of ``members`` (default: the file's
-    one document, or the items of its top-level array); an item it cannot read (``None``)
-    makes the whole file ``label``'s wrong format; empty conversations are skipped."""
+    one document, or the items of its top-level array). An item it cannot read (it returns
+    ``None`` or fails on a field), or one that holds no message, is yielded as a
+    :class:`~.model.Skipped` with the reason; the file itself failing to parse is an error."""
+    from .model import Skipped, title_of
+
     for name in members if members is not None else [None]:
         for k, item in enumerate(_documents(inp, name)):
-            conv = convert(item)
+            where = f"{name}: conversation {k + 1}" if name else f"conversation {k + 1}"
+            try:
+                conv = convert(item)
+            except InvalidValue:
+                raise  # the file, not this conversation (an archive member that cannot be read)
+            except UNREADABLE as exc:
+                yield Skipped(where, f"it cannot be read ({exc})", title_of(item))
+                continue
             if conv is None:
-                raise not_this(inp, name, k, label)
-            if conv.entries:
+                yield Skipped(where, f"it is not a {label} conversation", title_of(item))
+            elif not conv.entries:
+                yield Skipped(where, "it holds no message", conv.title)
+            else:
                 yield conv
