@@ -65,8 +65,12 @@ _USER = {"role": "user", "content": "what I asked before"}
         "[" * 100_000 + "]" * 100_000,  # the hostile case: 200 KB of nested empty arrays
         '{"k": ' + "[" * 100_000 + "]" * 100_000 + "}",  # the same inside an object
         '[{"conversations": [], "x": ' + '{"a": ' * 50_000 + "1" + "}" * 50_000 + "}]",
+        '{"messages": [{"role": "user", "content": "hi"}]}\n{"messages": '
+        + "[" * 100_000
+        + "]" * 100_000
+        + "}\n",
     ],
-    ids=["arrays", "in-object", "objects-in-element"],
+    ids=["arrays", "in-object", "objects-in-element", "json-lines"],
 )
 def test_deeply_nested_file_is_refused_in_bounded_memory(
     db: Path, tmp_path: Path, text: str

@@ -352,9 +352,14 @@ class Input:
                 if not text:
                     continue
                 try:
-                    yield no, json.loads(text)
-                except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+                    value = json.loads(text)
+                except RecursionError:
+                    raise too_deep(self.path, f"line {no}") from None
+                except (UnicodeDecodeError, ValueError) as exc:
                     raise bad_file(self.path, f"line {no} is not valid JSON ({exc})") from None
+                if nests_deeper(value, FILE_MAX_DEPTH):
+                    raise too_deep(self.path, f"line {no}")
+                yield no, value
 
     def first_line(self) -> Any:
         """The first non-blank line parsed as JSON, or ``None`` when it does not parse."""
