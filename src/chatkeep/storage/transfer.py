@@ -78,8 +78,24 @@ def detect_source(data: Any) -> str:
     return "browsa"
 
 
+#: Keys whose shape the profile depends on: a browsa dump never holds them in another type.
+_STRUCTURAL = (
+    HISTORY_KEY,
+    SESSIONS_INDEX_KEY,
+    ACTIVE_SESSION_KEY,
+    ATTACH_SNAPSHOTS_KEY,
+    "providers",
+)
+
+
+def _structural(key: str) -> bool:
+    return key in _STRUCTURAL or (
+        key.startswith(SESSION_BODY_PREFIX) and len(key) > len(SESSION_BODY_PREFIX)
+    )
+
+
 def _shape_ok(key: str, value: Any) -> bool:
-    """Whether ``value`` has the type browsa stores under ``key`` (unknown keys: ``True``)."""
+    """Whether ``value`` has the type browsa stores under ``key``."""
     if key in (HISTORY_KEY, SESSIONS_INDEX_KEY):
         return isinstance(value, list) and all(isinstance(e, dict) for e in value)
     if key.startswith(SESSION_BODY_PREFIX):
@@ -91,41 +107,38 @@ def _shape_ok(key: str, value: Any) -> bool:
     if key == "providers":
         return isinstance(value, dict) and all(isinstance(c, dict) for c in value.values())
     default = DEFAULTS.get(key, PANEL_OPTION_DEFAULTS.get(key))
-    if default is None:
-        return True
     if isinstance(default, bool) or isinstance(value, bool):
         return type(value) is type(default)
     return isinstance(value, type(default))
 
 
-def _browsa_key(key: str) -> bool:
-    return (
-        key in DEFAULTS
-        or key in PANEL_OPTION_DEFAULTS
-        or key in (SESSIONS_INDEX_KEY, ACTIVE_SESSION_KEY, ATTACH_SNAPSHOTS_KEY)
-        or (key.startswith(SESSION_BODY_PREFIX) and len(key) > len(SESSION_BODY_PREFIX))
-    )
-
-
 def browsa_problem(data: Any) -> str | None:
     """Why ``data`` is not a browsa ``chrome.storage.local`` dump (``None``: it is one).
 
-    The signature: a JSON object, not a chatkeep export, holding at least one key browsa
-    writes (``history``, ``savedSessions``, ``session_<id>``, ``activeSessionId``,
-    ``attachSnapshots``, ``providers`` or another setting of §2), every one of which holds a
-    value of its type (``history`` and ``savedSessions`` lists of objects, ``providers`` an
-    object of cards, settings their default's type). Other keys may come along."""
+    The signature: a JSON object without a ``format`` key, holding at least one key browsa
+    writes with a value of the type browsa stores there — ``history`` or ``savedSessions`` (a
+    list of objects), ``session_<id>`` (a list), ``activeSessionId`` (a string or null),
+    ``attachSnapshots`` (an object), ``providers`` (an object of cards), or a setting of §2 or
+    a panel option (its default's type). One of the structural keys (all but the settings)
+    holding another type refuses the file; a setting of another type is imported as it is (it
+    reads as its default) but does not count as the signature. Other keys may come along."""
     if not isinstance(data, dict):
         return f"it is a JSON {type(data).__name__}, not an object of keys"
     if "format" in data:
         return f"it carries a `format` of {str(data['format'])[:40]!r}, which browsa never writes"
-    known = [k for k in data if isinstance(k, str) and _browsa_key(k)]
-    if not known:
+    signed = False
+    for key, value in data.items():
+        if not isinstance(key, str):
+            continue
+        if _structural(key):
+            if not _shape_ok(key, value):
+                return f"its {key!r} holds a {type(value).__name__}, not what browsa stores there"
+            signed = True
+        elif key in DEFAULTS or key in PANEL_OPTION_DEFAULTS:
+            signed = signed or _shape_ok(key, value)
+    if not signed:
         shown = ", ".join(repr(str(k)[:30]) for k in list(data)[:4]) or "none"
-        return f"it holds none of the keys browsa writes (its keys: {shown})"
-    for key in known:
-        if not _shape_ok(key, data[key]):
-            return f"its {key!r} holds a {type(data[key]).__name__}, not what browsa stores there"
+        return f"it holds no key browsa writes, with the type browsa stores (its keys: {shown})"
     return None
 
 
