@@ -235,9 +235,11 @@ def import_file(
     replace: bool = False,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Import ``path`` into ``profile``; returns a report (``source``, and ``conversations``/
-    ``added``/``skipped``/``sessions`` for session imports, the profile importer's counts for
-    a whole-profile import). Raises ``InvalidValue``/``InvalidEntry`` with nothing imported."""
+    """Import ``path`` into ``profile``; returns a report: ``source``, and for session imports
+    ``conversations``/``added``/``already``/``skipped`` (a list of ``{where, reason, title?}``)/
+    ``sessions``; for a whole-profile import the profile importer's counts and ``backup`` (the
+    backup export of the profile it replaced, or ``None``). Raises ``InvalidValue``/
+    ``InvalidEntry``/``StoreError`` with nothing imported."""
     path = checked_path(path)
     if source not in SOURCES:
         raise InvalidValue(
