@@ -64,3 +64,21 @@ def test_file_in_which_nothing_imports_is_an_error(tmp_path: Path) -> None:
     assert "no conversation in the file could be imported" in proc.stderr
     assert "conversation 1: it holds no message" in proc.stderr
     assert _sessions(db) == 0
+
+
+CLAUDE = CHATGPT.with_name("claude_conversations.json")
+
+
+def test_conversation_with_a_wrong_typed_field_is_skipped_with_its_reason(tmp_path: Path) -> None:
+    """A Claude conversation whose `attachments` is a number is skipped (no traceback); the
+    others import."""
+    convs = json.loads(CLAUDE.read_text())
+    convs[0]["chat_messages"][0]["attachments"] = 5
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps(convs))
+    db = tmp_path / "s.db"
+    report = json.loads(run(db, "import", str(path), "--from", "claude", "--json").stdout)
+    assert report["added"] == len(convs) - 1 == _sessions(db)
+    [skip] = report["skipped"]
+    assert skip["where"] == "conversation 1" and "unexpected shape" in skip["reason"]
+    assert skip.get("title") == convs[0]["name"]

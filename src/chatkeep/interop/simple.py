@@ -17,7 +17,7 @@ from typing import Any
 
 from .. import dataurl
 from .model import Conversation, Skipped, as_dict, clean_role, parts_entry, title_of, to_ms
-from .source import UNREADABLE, Input, read_conversations
+from .source import UNREADABLE, Input, read_conversations, unreadable
 
 
 def sharegpt_conversation(item: Any) -> Conversation | None:
@@ -104,7 +104,7 @@ def read_jsonl(inp: Input) -> Iterator[Conversation | Skipped]:
         try:
             conv = jsonl_conversation(doc)
         except UNREADABLE as exc:
-            yield Skipped(f"line {no}", f"it cannot be read ({exc})", title_of(doc))
+            yield Skipped(f"line {no}", unreadable(exc), title_of(doc))
             continue
         if conv is None:
             yield Skipped(f"line {no}", 'it is not an OpenAI messages object ({"messages": [...]})')
