@@ -78,7 +78,7 @@ def test_reimport_adds_nothing_and_live_history_untouched(db: Path) -> None:
         store.history.append({"role": "user", "content": "live question"})
     first = _import(db, FIXTURES / "chatgpt_conversations.json")
     again = _import(db, FIXTURES / "chatgpt_conversations.json")
-    assert (first["added"], again["added"], again["skipped"]) == (3, 0, 3)
+    assert (first["added"], again["added"], again["already"]) == (3, 0, 3)
     assert len(saved(db)) == 3
     with chatkeep.open(str(db)) as store:
         assert store.history.read() == [{"role": "user", "content": "live question"}]

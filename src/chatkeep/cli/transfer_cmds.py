@@ -96,15 +96,24 @@ def _stdin_copy() -> str:
 
 def _summary(report: dict[str, Any]) -> str:
     if report.get("whole"):
-        return (
+        line = (
             f"imported {report['source']} data: {report['history']} live entries, "
             f"{report['archived']} archived, {report['sessions']} sessions, {report['keys']} keys"
         )
-    added, skipped = report["added"], report["skipped"]
-    line = f"imported {report['conversations']} conversations from {report['source']}: "
+        if report.get("backup"):
+            line += f"\nthe profile it replaced was backed up to {report['backup']}"
+        return line
+    added, already, skipped = report["added"], report["already"], report["skipped"]
+    count = report["conversations"]
+    line = f"imported {count} conversation{'s' if count != 1 else ''} from {report['source']}: "
     line += f"{added} new saved session{'s' if added != 1 else ''}"
+    if already:
+        line += f", {already} already there"
     if skipped:
-        line += f", {skipped} already there"
+        line += f", {len(skipped)} skipped"
+    for s in skipped:
+        title = f" {s['title']!r}" if s.get("title") else ""
+        line += f"\nskipped {s['where']}{title}: {s['reason']}"
     return line
 
 
@@ -121,7 +130,8 @@ def _summary(report: dict[str, Any]) -> str:
 @click.option(
     "--replace",
     is_flag=True,
-    help="For a whole-profile chatkeep export or browsa dump: replace this profile's content.",
+    help="For a whole-profile chatkeep export or browsa dump: replace this profile's content "
+    "(a backup export of it is written beside the store first, and named).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the import report as JSON.")
 @pass_ctx

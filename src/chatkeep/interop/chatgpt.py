@@ -24,6 +24,7 @@ from typing import Any
 
 from .model import (
     Conversation,
+    Skipped,
     as_dict,
     clean_role,
     image_url_of,
@@ -155,7 +156,7 @@ def conversation(item: Any, images: _Images) -> Conversation | None:
     )
 
 
-def read(inp: Input) -> Iterator[Conversation]:
+def read(inp: Input) -> Iterator[Conversation | Skipped]:
     images = _Images(inp)
     members: list[str | None] = list(json_members(inp)) if inp.is_zip or inp.is_dir else [None]
     return read_conversations(inp, lambda item: conversation(item, images), "ChatGPT", members)

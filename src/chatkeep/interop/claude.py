@@ -19,7 +19,7 @@ from typing import Any
 
 from ..digest import digest_json, hex_of
 from ..rules.context import build_page_context_text
-from .model import Conversation, clean_role, text_entry, to_ms, walk_up
+from .model import Conversation, Skipped, clean_role, text_entry, to_ms, walk_up
 from .source import Input, read_conversations
 
 
@@ -84,7 +84,7 @@ def conversation(item: Any) -> Conversation | None:
     )
 
 
-def read(inp: Input) -> Iterator[Conversation]:
+def read(inp: Input) -> Iterator[Conversation | Skipped]:
     from .chatgpt import json_members
 
     members: list[str | None] = list(json_members(inp)) if inp.is_zip or inp.is_dir else [None]

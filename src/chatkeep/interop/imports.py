@@ -1,7 +1,12 @@
 """``import_file``: detect a file's format, read it, save what it holds (SPEC §14).
 
 - ``chatkeep`` whole-profile exports and ``browsa`` dumps go to the profile importer (the
-  profile replaced, one transaction, ``replace`` needed when the profile is not empty). An
+  profile replaced, one transaction, ``replace`` needed when the profile is not empty; the
+  profile it replaces is first written to a backup export, named in the report's ``backup``).
+- Detection never guesses a profile dump: a JSON object is a chatkeep export only with its
+  ``format``, a browsa dump only with browsa's signature
+  (:func:`chatkeep.storage.transfer.browsa_problem`); any other object is "not a known format"
+  (``InvalidValue``, a hint naming ``--from``). ``--from browsa`` needs the signature too. An
   export in the one-value-per-line layout ``chatkeep export`` writes is read line by line
   (``Profile.import_from``: memory holds one entry or one session, not the file); any other
   layout is read whole (``Profile.import_data``).
@@ -12,7 +17,9 @@
 - Every foreign format becomes one saved session per conversation through
   ``store.sessions.add_many``: one write transaction for the whole file, so a file that turns
   out to be bad half-way imports nothing; the live history is never touched; ids are derived
-  from the source's ids (or content), so importing the same file again adds nothing.
+  from the source's ids (or, without one, from the content and the ordinal among equal-content
+  conversations of the file), so importing the same file again adds nothing and distinct
+  conversations with equal text are never merged.
 """
 
 from __future__ import annotations
@@ -22,10 +29,12 @@ import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from ..entries import validate_entries
 from ..errors import InvalidEntry, InvalidValue
 from ..storage.stream import HEAD as STREAM_HEAD
+from ..storage.transfer import browsa_problem
 from . import chatgpt, claude, librechat, llmdb, markdown, openwebui, simple
-from .model import Conversation
+from .model import Conversation, Skipped
 from .source import Input, Progress, bad_file, checked_path
 
 if TYPE_CHECKING:
@@ -50,7 +59,7 @@ SOURCES = (
     "jsonl",
 )
 
-Reader = Callable[[Input], Iterator[Conversation]]
+Reader = Callable[[Input], Iterator[Conversation | Skipped]]
 READERS: dict[str, Reader] = {
     "chatgpt": chatgpt.read,
     "claude": claude.read,
@@ -116,7 +125,18 @@ def detect(inp: Input) -> str:
     doc = inp.load()
     if isinstance(doc, dict) and doc.get("format") in ("chatkeep-export", SESSION_FORMAT):
         return "chatkeep"
-    return _detect_item(doc) or "browsa"
+    found = _detect_item(doc)
+    if found:
+        return found
+    why = browsa_problem(doc)
+    if why is None:
+        return "browsa"
+    raise bad_file(
+        inp.path,
+        f"not a known format (not a chatkeep export, and not a browsa dump: {why})",
+        f"if it is an export of a format chatkeep reads, name it with --from "
+        f"({', '.join(s for s in SOURCES if s != 'auto')}); see docs/import-export.md",
+    )
 
 
 def _session_doc(doc: dict[str, Any]) -> Conversation:
@@ -141,34 +161,54 @@ def _session_doc(doc: dict[str, Any]) -> Conversation:
 
 
 def save_conversations(
-    profile: Profile, convs: Iterator[Conversation], source: str
+    profile: Profile, convs: Iterator[Conversation | Skipped], source: str
 ) -> dict[str, Any]:
-    """Add each conversation as a saved session (one transaction); the import report."""
-    seen = 0
-    current: list[Conversation] = []
+    """Add each readable conversation as a saved session (one transaction); the import report.
+
+    A conversation the reader could not read (a :class:`Skipped`) or whose entries are not
+    valid is left out and reported in ``skipped`` (``{where, reason, title?}``); the rest
+    import. When no conversation of the file could be read, nothing is written and
+    ``InvalidValue`` says why."""
+    seen = readable = 0
+    skipped: list[dict[str, str]] = []
+    equal: dict[str, int] = {}  # content id → conversations of that content so far
 
     def rows() -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
-        nonlocal seen
+        nonlocal seen, readable
         for conv in convs:
             seen += 1
-            current[:] = [conv]
-            yield conv.row(), conv.entries
+            if isinstance(conv, Skipped):
+                skipped.append(conv.report())
+                continue
+            try:
+                validate_entries(conv.entries)
+            except InvalidEntry as exc:
+                why = f"an entry is not valid: {exc.message}"
+                skipped.append(Skipped(f"conversation {seen}", why, conv.name()).report())
+                continue
+            readable += 1
+            ordinal = 0
+            if conv.keyed_by_content:  # equal text, no source id: told apart by their order
+                base = conv.session_id()
+                ordinal = equal.get(base, 0)
+                equal[base] = ordinal + 1
+            yield conv.row(ordinal), conv.entries
 
-    try:
-        added = profile.sessions.add_many(rows())
-    except InvalidEntry as exc:
-        conv = current[0] if current else None
-        name = f" {conv.title!r}" if conv and conv.title else ""
-        raise InvalidEntry(
-            f"conversation {seen}{name} has an invalid entry: {exc.message}; nothing was imported",
-            field=exc.field,
-            hint=exc.hint,
-        ) from None
+    added = profile.sessions.add_many(rows())
+    if not readable:
+        reasons = "; ".join(f"{s['where']}: {s['reason']}" for s in skipped[:3])
+        more = f" (and {len(skipped) - 3} more)" if len(skipped) > 3 else ""
+        raise InvalidValue(
+            f"no conversation in the file could be imported"
+            f"{': ' + reasons + more if reasons else ' (it holds none)'}; nothing was imported",
+            hint="check that the file is the export you meant, or name its format with --from",
+        )
     return {
         "source": source,
         "conversations": seen,
         "added": len(added),
-        "skipped": seen - len(added),
+        "already": readable - len(added),
+        "skipped": skipped,
         "sessions": [r["id"] for r in added],
     }
 
@@ -195,9 +235,11 @@ def import_file(
     replace: bool = False,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Import ``path`` into ``profile``; returns a report (``source``, and ``conversations``/
-    ``added``/``skipped``/``sessions`` for session imports, the profile importer's counts for
-    a whole-profile import). Raises ``InvalidValue``/``InvalidEntry`` with nothing imported."""
+    """Import ``path`` into ``profile``; returns a report: ``source``, and for session imports
+    ``conversations``/``added``/``already``/``skipped`` (a list of ``{where, reason, title?}``)/
+    ``sessions``; for a whole-profile import the profile importer's counts and ``backup`` (the
+    backup export of the profile it replaced, or ``None``). Raises ``InvalidValue``/
+    ``InvalidEntry``/``StoreError`` with nothing imported."""
     path = checked_path(path)
     if source not in SOURCES:
         raise InvalidValue(

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from .model import Conversation, as_list, text_entry, to_ms, walk_up
+from .model import Conversation, Skipped, as_list, text_entry, to_ms, walk_up
 from .source import Input, read_conversations
 
 
@@ -87,7 +87,7 @@ def conversation(item: Any) -> Conversation | None:
     )
 
 
-def read(inp: Input) -> Iterator[Conversation]:
+def read(inp: Input) -> Iterator[Conversation | Skipped]:
     return read_conversations(inp, conversation, "LibreChat")
 
 

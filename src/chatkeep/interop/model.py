@@ -2,8 +2,10 @@
 
 A :class:`Conversation` is a title, an original time (epoch ms) and a list of chatkeep entries
 (§3.2). Its saved-session id is derived from where it came from — the source format and the
-source's own conversation id, or, when the source has none, the digest of its entries — so
-importing the same file twice finds the same ids and adds nothing.
+source's own conversation id, or, when the source has none, the digest of its entries and its
+ordinal among the conversations of equal content in the same file — so importing the same file
+twice finds the same ids and adds nothing, and distinct conversations with equal text are never
+merged.
 """
 
 from __future__ import annotations
@@ -33,11 +35,20 @@ class Conversation:
     fixed_id: str | None = None  # chatkeep's own exports keep their session id
     pinned: bool = False
 
-    def session_id(self) -> str:
+    def session_id(self, ordinal: int = 0) -> str:
+        """The saved-session id; ``ordinal`` tells apart conversations of one file that have
+        no source id and equal content (the first keeps the plain content id)."""
         if self.fixed_id:
             return self.fixed_id
         key: Any = self.source_id if self.source_id else digest_json(self.entries)
+        if ordinal:
+            return hex_of(digest_json({"source": self.source, "id": key, "n": ordinal}))[:32]
         return hex_of(digest_json({"source": self.source, "id": key}))[:32]
+
+    @property
+    def keyed_by_content(self) -> bool:
+        """Whether the id comes from the content (the source gave no id of its own)."""
+        return not self.fixed_id and not self.source_id
 
     def name(self) -> str:
         """The title, else the first words the user wrote (the drawer's auto-name rule, which
@@ -52,13 +63,38 @@ class Conversation:
                     return text[:AUTO_NAME_MAX] + ("…" if len(text) > AUTO_NAME_MAX else "")
         return ""
 
-    def row(self) -> dict[str, Any]:
+    def row(self, ordinal: int = 0) -> dict[str, Any]:
         return {
-            "id": self.session_id(),
+            "id": self.session_id(ordinal),
             "name": self.name(),
             "createdAt": self.created_ms,
             "pinned": self.pinned,
         }
+
+
+@dataclass
+class Skipped:
+    """A conversation of the file that could not be read: where it is and why (SPEC §14: a
+    partly broken file imports what it can and reports the rest)."""
+
+    where: str  # "conversation 3", "line 7", "conversations-001.json: conversation 2"
+    reason: str
+    title: str = ""
+
+    def report(self) -> dict[str, str]:
+        out = {"where": self.where, "reason": self.reason}
+        if self.title:
+            out["title"] = self.title
+        return out
+
+
+def title_of(item: Any) -> str:
+    """The title a raw conversation object carries, if any (for reporting a skipped one)."""
+    if isinstance(item, dict):
+        for key in ("title", "name"):
+            if isinstance(item.get(key), str):
+                return " ".join(item[key].split())[:AUTO_NAME_MAX]
+    return ""
 
 
 def as_dict(value: Any) -> dict[str, Any]:

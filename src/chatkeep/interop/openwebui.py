@@ -15,7 +15,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import dataurl
-from .model import Conversation, as_dict, clean_role, node_at, parts_entry, to_ms, walk_up
+from .model import (
+    Conversation,
+    Skipped,
+    as_dict,
+    clean_role,
+    node_at,
+    parts_entry,
+    to_ms,
+    walk_up,
+)
 from .source import Input, read_conversations
 
 
@@ -76,7 +85,7 @@ def conversation(item: Any) -> Conversation | None:
     )
 
 
-def read(inp: Input) -> Iterator[Conversation]:
+def read(inp: Input) -> Iterator[Conversation | Skipped]:
     return read_conversations(inp, conversation, "Open WebUI")
 
 

@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from .. import dataurl
-from .model import Conversation, as_dict, clean_role, parts_entry, to_ms
-from .source import Input, bad_file, read_conversations
+from .model import Conversation, Skipped, as_dict, clean_role, parts_entry, title_of, to_ms
+from .source import UNREADABLE, Input, read_conversations, unreadable
 
 
 def sharegpt_conversation(item: Any) -> Conversation | None:
@@ -41,7 +41,7 @@ def sharegpt_conversation(item: Any) -> Conversation | None:
     )
 
 
-def read_sharegpt(inp: Input) -> Iterator[Conversation]:
+def read_sharegpt(inp: Input) -> Iterator[Conversation | Skipped]:
     return read_conversations(inp, sharegpt_conversation, "ShareGPT")
 
 
@@ -99,14 +99,18 @@ def jsonl_conversation(doc: Any) -> Conversation | None:
     )
 
 
-def read_jsonl(inp: Input) -> Iterator[Conversation]:
+def read_jsonl(inp: Input) -> Iterator[Conversation | Skipped]:
     for no, doc in inp.lines():
-        conv = jsonl_conversation(doc)
+        try:
+            conv = jsonl_conversation(doc)
+        except UNREADABLE as exc:
+            yield Skipped(f"line {no}", unreadable(exc), title_of(doc))
+            continue
         if conv is None:
-            raise bad_file(
-                inp.path, f'line {no} is not an OpenAI messages object ({{"messages": [...]}})'
-            )
-        if conv.entries:
+            yield Skipped(f"line {no}", 'it is not an OpenAI messages object ({"messages": [...]})')
+        elif not conv.entries:
+            yield Skipped(f"line {no}", "it holds no message", conv.title)
+        else:
             yield conv
 
 

@@ -2,8 +2,10 @@
 
 An :class:`Input` is one path — a JSON or JSON Lines file, a zip archive, a directory of an
 unpacked export, a SQLite database or a Markdown file. JSON arrays are streamed item by item
-(``ijson``), so a 1 GB export is read with the memory of its largest conversation; bytes read
-are reported to the ``progress`` callback as ``(done, total)``.
+(:func:`.jsonread.array_items`), so a 1 GB export is read with the memory of its largest
+conversation, and no file nests deeper than :data:`.jsonread.FILE_MAX_DEPTH` levels; bytes
+read are reported to the ``progress`` callback as ``(done, total)``. A conversation that cannot
+be read is a :class:`~.model.Skipped` with its reason (:func:`read_conversations`).
 
 Every failure to read or parse is raised as :class:`chatkeep.errors.InvalidValue` with a hint;
 nothing here writes anything.
@@ -19,7 +21,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
-from ..errors import ChatkeepError, InvalidValue
+from ..errors import InvalidValue
+from .jsonread import FILE_MAX_DEPTH, array_items, bad_file, nests_deeper, too_deep
 
 Progress = Callable[[int, int], None]
 
@@ -44,23 +47,6 @@ class _Counting(io.RawIOBase):
         if n:
             self._tick(n)
         return n
-
-
-def bad_file(path: str, why: str, hint: str | None = None) -> InvalidValue:
-    return InvalidValue(
-        f"cannot read {os.path.basename(path) or path}: {why}; nothing was imported",
-        hint=hint
-        or "pass an export file named in docs/import-export.md, or name its format with --from",
-    )
-
-
-def not_this(inp: Input, member: str | None, k: int, label: str) -> InvalidValue:
-    where = f"{member}: " if member else ""
-    return bad_file(
-        inp.path,
-        f"{where}element {k} is not a {label} conversation",
-        "check the file, or let --from auto detect its format",
-    )
 
 
 def checked_path(path: Any) -> str:
@@ -185,28 +171,24 @@ class Input:
         return None
 
     def items(self, name: str | None = None, *, count: bool = True) -> Iterator[Any]:
-        """The elements of a JSON array member, one at a time."""
-        import ijson  # lazy: only imports stream JSON
-
+        """The elements of a JSON array member, one at a time (none when it is not an array)."""
         with self.open(name, count=count) as fh:
-            try:
-                yield from ijson.items(fh, "item", use_float=True)
-            except ChatkeepError:
-                raise
-            except (ijson.JSONError, UnicodeDecodeError, ValueError) as exc:
-                raise bad_file(
-                    self.path, f"{name or 'the file'} is not valid JSON ({exc})"
-                ) from None
+            yield from array_items(fh, self.path, name)
 
     def load(self, name: str | None = None) -> Any:
         """A whole JSON member (used for single-object documents)."""
         with self.open(name) as fh:
             try:
-                return json.load(fh)
-            except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+                value = json.load(fh)
+            except RecursionError:
+                raise too_deep(self.path, name) from None
+            except (UnicodeDecodeError, ValueError) as exc:
                 raise bad_file(
                     self.path, f"{name or 'the file'} is not valid JSON ({exc})"
                 ) from None
+        if nests_deeper(value, FILE_MAX_DEPTH):
+            raise too_deep(self.path, name)
+        return value
 
     def lines(self) -> Iterator[tuple[int, Any]]:
         """``(line number, parsed JSON)`` of each non-blank line (JSON Lines)."""
@@ -216,9 +198,14 @@ class Input:
                 if not text:
                     continue
                 try:
-                    yield no, json.loads(text)
-                except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+                    value = json.loads(text)
+                except RecursionError:
+                    raise too_deep(self.path, f"line {no}") from None
+                except (UnicodeDecodeError, ValueError) as exc:
                     raise bad_file(self.path, f"line {no} is not valid JSON ({exc})") from None
+                if nests_deeper(value, FILE_MAX_DEPTH):
+                    raise too_deep(self.path, f"line {no}")
+                yield no, value
 
     def first_line(self) -> Any:
         """The first non-blank line parsed as JSON, or ``None`` when it does not parse."""
@@ -242,6 +229,24 @@ class Input:
         return False
 
 
+def _documents(inp: Input, name: str | None) -> Iterator[Any]:
+    """The elements of a member that is a JSON array, else the member as one document."""
+    if inp.first_char(name) == "[":
+        yield from inp.items(name)
+    else:
+        yield inp.load(name)
+
+
+#: What a reader's conversion of one conversation may raise on a wrong-typed or missing field:
+#: that conversation is skipped with the reason, the rest of the file imports.
+UNREADABLE = (TypeError, ValueError, KeyError, IndexError, AttributeError, RecursionError)
+
+
+def unreadable(exc: BaseException) -> str:
+    """The reason a conversation is skipped, from what reading it raised."""
+    return f"a field of it has an unexpected shape ({type(exc).__name__}: {str(exc)[:200]})"
+
+
 def read_conversations(
     inp: Input,
     convert: Callable[[Any], Any],
@@ -249,17 +254,24 @@ def read_conversations(
     members: list[str | None] | None = None,
 ) -> Iterator[Any]:
     """Each conversation ``convert`` makes of the items of ``members`` (default: the file's
-    one document, or the items of its top-level array); an item it cannot read (``None``)
-    makes the whole file ``label``'s wrong format; empty conversations are skipped."""
-    if members is None:
-        docs = inp.items() if inp.first_char() == "[" else iter([inp.load()])
-        sources: list[tuple[str | None, Iterator[Any]]] = [(None, docs)]
-    else:
-        sources = [(name, inp.items(name)) for name in members]
-    for name, items in sources:
-        for k, item in enumerate(items):
-            conv = convert(item)
+    one document, or the items of its top-level array). An item it cannot read (it returns
+    ``None`` or fails on a field), or one that holds no message, is yielded as a
+    :class:`~.model.Skipped` with the reason; the file itself failing to parse is an error."""
+    from .model import Skipped, title_of
+
+    for name in members if members is not None else [None]:
+        for k, item in enumerate(_documents(inp, name)):
+            where = f"{name}: conversation {k + 1}" if name else f"conversation {k + 1}"
+            try:
+                conv = convert(item)
+            except InvalidValue:
+                raise  # the file, not this conversation (an archive member that cannot be read)
+            except UNREADABLE as exc:
+                yield Skipped(where, unreadable(exc), title_of(item))
+                continue
             if conv is None:
-                raise not_this(inp, name, k, label)
-            if conv.entries:
+                yield Skipped(where, f"it is not a {label} conversation", title_of(item))
+            elif not conv.entries:
+                yield Skipped(where, "it holds no message", conv.title)
+            else:
                 yield conv

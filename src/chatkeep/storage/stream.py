@@ -23,32 +23,25 @@ handed to :func:`~.transfer.import_profile` whole.
 
 from __future__ import annotations
 
-import gc
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import IO, TYPE_CHECKING, Any
 
 from ..constants import HISTORY_KEY
-from ..entries import ROLES, has_image_parts, text_length, validate_entry
-from ..errors import CorruptValue, InvalidEntry, InvalidValue
+from ..entries import has_image_parts, text_length, validate_entry
+from ..errors import InvalidEntry, InvalidValue
 from . import codec
 from .areas import check_key
+from .backup import HEAD, drop_cycles, lines_in
 from .sql import now_ms
-from .transfer import EXPORT_FORMAT, EXPORT_VERSION, clear_for_import, import_profile
+from .transfer import clear_for_import, import_profile
 
 if TYPE_CHECKING:
     from .backend import Backend
     from .history import History
     from .sessions import Sessions
 
-__all__ = ["HEAD", "export_lines", "export_to", "import_from"]
-
-HEAD = f'{{"format":"{EXPORT_FORMAT}","version":{EXPORT_VERSION},\n'
-ARCHIVE_PAGE = 200
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+__all__ = ["HEAD", "export_lines", "export_to", "import_from", "lines_in"]
 
 
 def _items(lines: Iterator[str], close: str) -> Iterator[str]:
@@ -67,19 +60,8 @@ def export_lines(
     """The lines of the export document, without their newlines, one value per line (one read
     transaction, held while the lines are consumed); ``counts`` gets what was written."""
     counts = counts if counts is not None else {}
-    counts.update(keys=0, history=0, archived=0)
     with backend.transaction(profile, write=False) as tx:
-        yield HEAD.rstrip("\n")
-        yield '"local":{'
-        yield from _commas(_local_lines(tx, counts))
-        yield "},"
-        yield '"history":['
-        # stored texts hold blob markers only; each row's images are loaded as it is written
-        yield from _commas(_row_lines((t for _p, _c, t in tx.hist_rows()), tx, counts, "history"))
-        yield "],"
-        yield '"archive":['
-        yield from _commas(_row_lines(_archive_texts(tx), tx, counts, "archived"))
-        yield "]}"
+        yield from lines_in(tx, counts)
 
 
 def export_to(backend: Backend, profile: str, history: History, fh: IO[str]) -> dict[str, int]:
@@ -88,57 +70,6 @@ def export_to(backend: Backend, profile: str, history: History, fh: IO[str]) -> 
     for line in export_lines(backend, profile, history, counts):
         fh.write(line + "\n")
     return counts
-
-
-def _commas(lines: Iterator[str]) -> Iterator[str]:
-    """Each line with the comma that separates it from the next (none after the last)."""
-    prev = next(lines, None)
-    for line in lines:
-        yield prev + ","  # type: ignore[operator]
-        prev = line
-    if prev is not None:
-        yield prev
-
-
-def _local_lines(tx: Any, counts: dict[str, int]) -> Iterator[str]:
-    for key in sorted(tx.kv_keys()):
-        got = tx.kv_get([key])
-        if key not in got:
-            continue  # unreadable: left out, as export_profile does
-        counts["keys"] += 1
-        line = _dumps(key) + ":" + _dumps(got.pop(key))
-        _drop_cycles()
-        yield line
-
-
-def _archive_texts(tx: Any) -> Iterator[str]:
-    after = -1
-    while page := tx.archive_page(after, ARCHIVE_PAGE):
-        after = page[-1][0]
-        yield from (t for _s, t in page)
-
-
-def _row_lines(texts: Iterable[str], tx: Any, counts: dict[str, int], what: str) -> Iterator[str]:
-    """Each readable entry of ``texts`` as one line."""
-    for text in texts:
-        try:
-            value = codec.decode(text, tx.fetch_urls)
-        except CorruptValue:
-            continue  # unreadable rows are left out, as the reads skip them
-        if not (isinstance(value, dict) and value.get("role") in ROLES and "content" in value):
-            continue
-        line = _dumps(value)
-        del value
-        _drop_cycles()
-        counts[what] += 1
-        yield line
-
-
-def _drop_cycles() -> None:
-    """Collect the youngest generation now: the codec's recursive walkers are closures that
-    reference themselves, so each call leaves a small cycle holding that row's image strings,
-    which the collector would otherwise keep for hundreds of rows (hundreds of MB)."""
-    gc.collect(0)
 
 
 def import_from(
@@ -159,7 +90,7 @@ def import_from(
     lines = iter(fh)
     keys = 0
     with backend.transaction(profile) as tx:
-        clear_for_import(tx, profile, replace)
+        backup = clear_for_import(tx, backend, profile, replace)
         _expect(lines, '"local":{')
         for item in _items(lines, "}"):
             key, value = _pair(item)
@@ -168,7 +99,7 @@ def import_from(
                 continue
             tx.kv_put_encoded(key, *codec.encode(value, codec.text_blobs_for(key)))
             keys += 1
-            _drop_cycles()
+            drop_cycles()
         _expect(lines, '"history":[')
         count = chars = 0
         for pos, item in enumerate(_items(lines, "],")):
@@ -176,14 +107,14 @@ def import_from(
             text, blobs = codec.encode(entry, text_blobs=True)
             tx.hist_insert(pos, text_length(entry), text, blobs, has_image_parts(entry))
             count, chars = count + 1, chars + text_length(entry)
-            _drop_cycles()
+            drop_cycles()
         tx.hist_set_state(count, chars)
         _expect(lines, '"archive":[')
         stamp = now_ms()
         for seq, item in enumerate(_items(lines, "]}")):
             text, blobs = codec.encode(_entry(item, seq), text_blobs=True)
             tx.archive_insert(seq, text, blobs, stamp)
-            _drop_cycles()
+            drop_cycles()
         tx.archive_recount()
         _expect_end(lines)
         renamed = sessions.migrate_in(tx)  # as import_profile: the index checked, bad ids renamed
@@ -194,6 +125,7 @@ def import_from(
         "archived": history.archived_count(),
         "sessions": len(sessions.list()),
         "renamedSessions": renamed,
+        "backup": backup,
     }
 
 
