@@ -98,3 +98,17 @@ def test_counts_are_singular_for_one(tmp_path: Path) -> None:
     doctor = run(db, "doctor", ok=False)
     assert doctor.returncode == EXIT_CODES["store"]
     assert "1 problem remains" in doctor.stderr and "problem(s)" not in doctor.stderr
+
+
+def test_import_and_load_counts_are_singular_for_one(tmp_path: Path) -> None:
+    """Importing one conversation and loading a one-entry session say "1 conversation",
+    "1 new saved session" and "1 entry", never "1 conversations"."""
+    db = tmp_path / "ck.db"
+    src = tmp_path / "one.jsonl"
+    src.write_text('{"messages": [{"role": "user", "content": "only one"}]}\n', encoding="utf-8")
+    out = run(db, "import", str(src)).stdout
+    assert "imported 1 conversation from jsonl: 1 new saved session" in out
+    assert "conversations" not in out and "sessions" not in out
+    sid = json.loads(run(db, "sessions", "list", "--json").stdout)[0]["id"]
+    loaded = run(db, "sessions", "load", sid).stdout
+    assert loaded.strip().endswith(": 1 entry")

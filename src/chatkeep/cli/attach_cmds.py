@@ -26,6 +26,7 @@ import click
 from .. import NotFound
 from .context import pass_ctx
 from .output import echo_json, plain
+from .words import plural
 
 if TYPE_CHECKING:
     from .. import AttachResult
@@ -83,7 +84,7 @@ class _Progress:
     def update(self, done: int, total: int) -> None:
         with self._lock:
             if not done:  # announced before the first call, on a terminal or not (SPEC §7.5)
-                calls = f"{total} model call{'s' if total != 1 else ''}"
+                calls = plural(total, "model call")
                 click.echo(
                     f"condensing the attachment with the active provider in {calls} "
                     "(each one is billed; `chatkeep usage` counts them; --no-summary skips this)",

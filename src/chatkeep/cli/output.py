@@ -6,6 +6,8 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from .words import plural
+
 TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
 if TYPE_CHECKING:
     from typing import Any
@@ -96,7 +98,11 @@ def render_entry(view: dict[str, Any]) -> str:
         chip = f"[attached: {a['title'] or a['url'] or 'page'}"
         if a["url"]:
             chip += f" — {a['url']}"
-        chip += f", {a['chars']:,} chars" + (f", {len(images)} images" if images else "") + "]"
+        chip += (
+            f", {a['chars']:,} chars"
+            + (f", {plural(len(images), 'image')}" if images else "")
+            + "]"
+        )
         return f"{head}: {chip}"
     pieces = []
     for p in view["content"]:

@@ -11,6 +11,7 @@ from .context import pass_ctx
 from .output import columns_text, echo_json, plain, render_entry
 from .reading import sessions_list_text
 from .reading import when as _when
+from .words import plural
 
 
 def _missing(session_id: str) -> NotFound:
@@ -149,7 +150,7 @@ def load_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
     saved = report["savedBack"]
     if saved is not None:
         click.echo(f"saved {saved['id']}  {plain(saved['name'])}")
-    click.echo(f"loaded {session_id}: {report['count']} entries")
+    click.echo(f"loaded {session_id}: {plural(report['count'], 'entry', 'entries')}")
     _left_drawer(store, report)
 
 

@@ -16,6 +16,7 @@ import click
 from .. import EXPORT_FORMATS, IMPORT_SOURCES
 from .context import pass_ctx
 from .output import working
+from .words import plural
 
 PROGRESS_MIN_BYTES = 1 << 20  # smaller files import too fast for a bar to help
 
@@ -97,20 +98,21 @@ def _stdin_copy() -> str:
 def _summary(report: dict[str, Any]) -> str:
     if report.get("whole"):
         line = (
-            f"imported {report['source']} data: {report['history']} live entries, "
-            f"{report['archived']} archived, {report['sessions']} sessions, {report['keys']} keys"
+            f"imported {report['source']} data: {plural(report['history'], 'live entry', 'live entries')}, "
+            f"{report['archived']:,} archived, {plural(report['sessions'], 'session')}, "
+            f"{plural(report['keys'], 'key')}"
         )
         if report.get("backup"):
             line += f"\nthe profile it replaced was backed up to {report['backup']}"
         return line
     added, already, skipped = report["added"], report["already"], report["skipped"]
     count = report["conversations"]
-    line = f"imported {count} conversation{'s' if count != 1 else ''} from {report['source']}: "
-    line += f"{added} new saved session{'s' if added != 1 else ''}"
+    line = f"imported {plural(count, 'conversation')} from {report['source']}: "
+    line += f"{plural(added, 'new saved session')}"
     if already:
-        line += f", {already} already there"
+        line += f", {already:,} already there"
     if skipped:
-        line += f", {len(skipped)} skipped"
+        line += f", {len(skipped):,} skipped"
     for s in skipped:
         title = f" {s['title']!r}" if s.get("title") else ""
         line += f"\nskipped {s['where']}{title}: {s['reason']}"

@@ -15,6 +15,7 @@ import click
 
 from .context import pass_ctx
 from .output import echo_json, plain
+from .words import plural
 
 
 def _cost(value: float | None) -> str:
@@ -77,7 +78,7 @@ def usage_cmd(ctx, session: str | None, by: str | None, as_json: bool) -> None: 
     totals = report["totals"]
     if totals["turns"] and totals["pricedTurns"] < totals["turns"]:
         click.echo(
-            f"{totals['turns'] - totals['pricedTurns']} turn(s) without prices: add them with "
+            f"{plural(totals['turns'] - totals['pricedTurns'], 'turn')} without prices: add them with "
             "`chatkeep provider add NAME … --price-input P --price-output P`",
             err=True,
         )
