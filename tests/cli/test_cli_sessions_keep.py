@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import chatkeep
 from clirun import run
 from support.provider_server import Text, provider_server  # noqa: F401
 
@@ -138,3 +139,18 @@ def test_save_on_a_loaded_session_updates_it(db: Path, provider_server) -> None:
     row = _jrun(db, "sessions", "save")
     assert row["id"] not in (a["id"], copy["id"]) and row["name"] == "topic"
     assert len(_texts(_jrun(db, "sessions", "show", row["id"])["history"])) == 4
+
+
+def test_an_evicted_session_exports_by_its_id_prefix(tmp_path: Path) -> None:
+    """`export --session PREFIX` of an evicted session writes it, as `show` shows it."""
+    db = tmp_path / "ev.db"
+    run(db, "config", "set", "maxSessions", "1")
+    with chatkeep.open(str(db)) as store:
+        store.history.append({"role": "user", "content": "the first session's words"})
+        first = store.sessions.save("First")
+        store.sessions.new()
+        store.history.append({"role": "user", "content": "second"})
+        store.sessions.save("Second")
+        assert [r["id"] for r in store.sessions.evicted()] == [first["id"]]
+    out = run(db, "export", "--session", first["id"][:6], "--format", "md").stdout
+    assert "the first session's words" in out

@@ -49,7 +49,9 @@ def export_cmd(ctx, session_id: str | None, fmt: str, output: str | None) -> Non
 
     store = ctx.store()
     if session_id:
-        session_id = store.sessions.resolve(session_id)  # a unique prefix of 4+ characters
+        session_id = store.sessions.resolve(
+            session_id, evicted=None
+        )  # a unique prefix of 4+ characters
     if output:
         with working("exporting…"):
             chatkeep.export_file(store, output, fmt, session_id)
