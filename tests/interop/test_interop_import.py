@@ -307,3 +307,12 @@ def test_an_image_type_the_store_refuses_is_named_not_fatal(db: Path, tmp_path: 
     (s,) = saved(db)
     text = all_text(s)
     assert "icon?" in text and ("[image not kept: image/svg+xml]" in text or images(s) == [svg])
+
+
+def test_import_of_a_missing_file_is_missing_file_from_the_library(tmp_path: Path) -> None:
+    """chatkeep.import_file on a path that does not exist raises MissingFile (the CLI's
+    missing-file kind), not a bad-value error, and writes nothing."""
+    with chatkeep.open(str(tmp_path / "s.db")) as store:
+        with pytest.raises(chatkeep.MissingFile):
+            chatkeep.import_file(store, str(tmp_path / "nope.json"))
+        assert store.sessions.list() == []

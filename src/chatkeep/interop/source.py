@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
-from ..errors import InvalidValue
+from ..errors import InvalidValue, MissingFile
 from .jsonread import FILE_MAX_DEPTH, array_items, bad_file, nests_deeper, too_deep
 
 Progress = Callable[[int, int], None]
@@ -76,7 +76,7 @@ class Input:
         self._done = 0
         self._zip: zipfile.ZipFile | None = None
         if not os.path.exists(path):
-            raise bad_file(path, "no such file", "check the path")
+            raise MissingFile(f"cannot import {path}: no such file", path=path)
         self.is_dir = os.path.isdir(path)
         self.head = b""
         if not self.is_dir:
