@@ -25,6 +25,7 @@ import click
 
 from .. import NotFound
 from .context import pass_ctx
+from .main import EXIT_CODES
 from .output import echo_json, plain
 from .words import plural
 
@@ -66,7 +67,7 @@ def _summarize_now(store: Any, attach_id: str) -> bool:
         sys.stdout.flush()
         # the provider calls still in flight cannot be joined quickly; nothing is half-written
         # (the write-back is one transaction, not started yet or done)
-        os._exit(130)
+        os._exit(EXIT_CODES["interrupted"])
     progress.close()
     if "error" in result:
         raise result["error"]

@@ -27,7 +27,7 @@ import click
 
 from .. import AttachError, ChatkeepError, InvalidValue, ProviderError
 from .context import pass_ctx
-from .main import exit_code_for
+from .main import EXIT_CODES, exit_code_for
 from .output import echo_json, plain
 from .usage_cmd import usage_line
 
@@ -97,7 +97,7 @@ def _wait(
         except KeyboardInterrupt:
             if interrupted:
                 click.echo("(stopped without waiting: the partial answer may be lost)", err=True)
-                sys.exit(130)
+                sys.exit(EXIT_CODES["interrupted"])
             interrupted = True
             cancel.set()
             click.echo("\n(stopping… press Ctrl-C again to quit at once)", err=True)
@@ -166,7 +166,7 @@ def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
             click.echo("(its session was deleted: question and reply are in the archive)", err=True)
     if stopped:
         sys.stdout.flush()
-        sys.exit(130)
+        sys.exit(EXIT_CODES["interrupted"])
     if reply.interrupted and reply.text:  # the stream ended without its end marker
         sys.stdout.flush()
         sys.exit(exit_code_for(ProviderError("the reply was cut short")))
