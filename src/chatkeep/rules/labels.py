@@ -10,11 +10,18 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
-from ..entries import Entry, entry_text, has_image_parts, is_image_part
+from ..entries import Entry, entry_text, has_image_parts, image_part_url, is_image_part
 
-__all__ = ["FIGURES_HEADING", "compact_entry_image_parts", "label_for", "parse_figure_labels"]
+__all__ = [
+    "FIGURES_HEADING",
+    "compact_entry_image_parts",
+    "label_for",
+    "map_image_parts",
+    "parse_figure_labels",
+]
 
 FIGURES_HEADING = "## Figures"
 _LABEL_LINE_RE = re.compile(r"^\d+\.\s+(.+)$")
@@ -58,3 +65,31 @@ def compact_entry_image_parts(entry: Entry) -> Entry:
     out = dict(entry)
     out["content"] = parts
     return out
+
+
+def map_image_parts(entry: Entry, fn: Callable[[int, str], str | None]) -> Entry:
+    """``entry`` with the k-th image part's URL (1-based) replaced by ``fn(k, url)``: the same
+    string keeps the part as it is, ``None`` makes it its label placeholder, another string a
+    new image part. The same object when nothing changes; the input is never mutated."""
+    parts: list[Any] = []
+    changed = False
+    labels: list[str] | None = None
+    k = 0
+    for part in entry["content"]:
+        if not is_image_part(part):
+            parts.append(part)
+            continue
+        k += 1
+        url = image_part_url(part)
+        new = fn(k, url)
+        if new is url:
+            parts.append(part)
+            continue
+        changed = True
+        if new is None:
+            if labels is None:
+                labels = parse_figure_labels(entry_text(entry))
+            parts.append({"type": "text", "text": label_for(k, labels)})
+        else:
+            parts.append({"type": "image_url", "image_url": {"url": new}})
+    return {**entry, "content": parts} if changed else entry

@@ -23,12 +23,11 @@ undecodable image, a later image's label number can differ from the one it gets 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
-from ..entries import Entry, entry_text, has_image_parts, image_part_url, is_image_part
+from ..entries import Entry, has_image_parts, image_part_url, is_image_part
 from ..errors import UndecodableImage
-from .images import TURN_IMAGE_MAX_CHARS, TURN_IMAGE_MAX_COUNT, first_fit, image_part
-from .labels import label_for, parse_figure_labels
+from .images import TURN_IMAGE_MAX_CHARS, TURN_IMAGE_MAX_COUNT, first_fit
+from .labels import map_image_parts
 from .resize import resize_for_request
 
 __all__ = [
@@ -42,34 +41,6 @@ __all__ = [
 ]
 
 RequestStep = Callable[[list[Entry]], list[Entry]]
-
-
-def _label(entry: Entry, k: int) -> dict[str, Any]:
-    return {"type": "text", "text": label_for(k, parse_figure_labels(entry_text(entry)))}
-
-
-def _map_images(entry: Entry, fn: Callable[[int, str], str | None]) -> Entry:
-    """``entry`` with each image part's URL replaced by ``fn(k, url)`` (``None``: its label);
-    the same object when nothing changes."""
-    parts: list[Any] = []
-    changed = False
-    k = 0
-    for part in entry["content"]:
-        if not is_image_part(part):
-            parts.append(part)
-            continue
-        k += 1
-        url = image_part_url(part)
-        new = fn(k, url)
-        if new is None:
-            parts.append(_label(entry, k))
-            changed = True
-        elif new is url:
-            parts.append(part)
-        else:
-            parts.append(image_part(new))
-            changed = True
-    return {**entry, "content": parts} if changed else entry
 
 
 def _each_image_entry(history: list[Entry], fn: Callable[[Entry], Entry]) -> list[Entry]:
@@ -90,7 +61,7 @@ def _resize_history(history: list[Entry], style: str) -> list[Entry]:
         except UndecodableImage:
             return None
 
-    return _each_image_entry(history, lambda e: _map_images(e, one))
+    return _each_image_entry(history, lambda e: map_image_parts(e, one))
 
 
 def resize_images_anthropic(history: list[Entry]) -> list[Entry]:
@@ -125,7 +96,7 @@ def cap_request_images(history: list[Entry]) -> list[Entry]:
         return history
     fits = iter(mask)
     return _each_image_entry(
-        history, lambda e: _map_images(e, lambda _k, url: url if next(fits) else None)
+        history, lambda e: map_image_parts(e, lambda _k, url: url if next(fits) else None)
     )
 
 

@@ -27,9 +27,9 @@ from typing import Any
 from ..dataurl import decode as decode_data_url
 from ..dataurl import encode as encode_data_url
 from ..dataurl import mime_of
-from ..entries import Entry, entry_text, has_image_parts, image_part_url, is_image_part
+from ..entries import Entry, has_image_parts, image_part_url, is_image_part
 from ..errors import UndecodableImage
-from .labels import label_for, parse_figure_labels
+from .labels import map_image_parts
 
 __all__ = ["SENT_IMAGE_TYPES", "sendable_history", "to_sendable_url"]
 
@@ -73,26 +73,13 @@ def _needs_work(entry: Any) -> bool:
     )
 
 
-def _convert_entry(entry: Entry) -> Entry:
-    labels: list[str] | None = None
-    parts: list[Any] = []
-    k = 0
-    for part in entry["content"]:
-        if not is_image_part(part):
-            parts.append(part)
-            continue
-        k += 1
-        url = image_part_url(part)
-        if mime_of(url) in SENT_IMAGE_TYPES:
-            parts.append(part)
-            continue
-        try:
-            parts.append({"type": "image_url", "image_url": {"url": to_sendable_url(url)}})
-        except UndecodableImage:
-            if labels is None:
-                labels = parse_figure_labels(entry_text(entry))
-            parts.append({"type": "text", "text": label_for(k, labels)})
-    return {**entry, "content": parts}
+def _sendable(_k: int, url: str) -> str | None:
+    if mime_of(url) in SENT_IMAGE_TYPES:
+        return url
+    try:
+        return to_sendable_url(url)
+    except UndecodableImage:
+        return None
 
 
 def sendable_history(history: list[Entry]) -> list[Entry]:
@@ -105,5 +92,5 @@ def sendable_history(history: list[Entry]) -> list[Entry]:
             continue
         if out is None:
             out = list(history[:i])
-        out.append(_convert_entry(entry))
+        out.append(map_image_parts(entry, _sendable))
     return history if out is None else out
