@@ -267,6 +267,7 @@ class Promise(RuleBasedStateMachine):
         assert not lost, f"lost {len(lost)} of {len(self.given)} given: {lost}"
 
 
+@pytest.mark.timeout(int(900 * max(1.0, SCALE)))  # many sequences of real processes
 def test_nothing_given_is_lost(server: ProviderServer) -> None:
     """Random sequences of user operations never lose a character or an image byte given."""
     Promise.server = server
