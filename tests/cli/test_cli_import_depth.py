@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -28,24 +28,32 @@ def _nest(n: int, leaf: Any = 1) -> Any:
     return leaf
 
 
+#: Runs the command in a child of a fresh, small interpreter and prints "<exit> <peak KB>": a
+#: child forked straight from pytest would start with pytest's own resident pages counted in
+#: its peak (the high-water mark is inherited across fork and kept across exec).
+_LAUNCHER = """
+import os, resource, subprocess, sys
+space, out, err = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+def limit():
+    resource.setrlimit(resource.RLIMIT_AS, (space, space))
+with open(out, "wb") as o, open(err, "wb") as e:
+    proc = subprocess.Popen(sys.argv[4:], stdout=o, stderr=e, preexec_fn=limit)
+    _pid, status, usage = os.wait4(proc.pid, 0)
+print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)
+"""
+
+
 def _import_measured(db: Path, path: Path, tmp: Path) -> tuple[int, str, int]:
     """Run `chatkeep import PATH` in a child of its own: (exit status, stderr, peak RSS KB)."""
-
-    def limit() -> None:
-        resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
-
     env = {k: v for k, v in os.environ.items() if not k.startswith("CHATKEEP_")}
-    with open(tmp / "out", "wb") as out, open(tmp / "err", "wb") as err:
-        proc = subprocess.Popen(
-            [chatkeep_exe(), "--store", str(db), "import", str(path)],
-            stdout=out,
-            stderr=err,
-            env=env,
-            preexec_fn=limit,
-        )
-        _pid, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, (tmp / "err").read_text(), usage.ru_maxrss
+    args = [chatkeep_exe(), "--store", str(db), "import", str(path)]
+    done = subprocess.run(
+        [sys.executable, "-c", _LAUNCHER, str(ADDRESS_SPACE), str(tmp / "out"), str(tmp / "err"),
+         *args],
+        capture_output=True, text=True, env=env, timeout=120, check=True,
+    )  # fmt: skip
+    code, peak_kb = (int(x) for x in done.stdout.split())
+    return code, (tmp / "err").read_text(), peak_kb
 
 
 @pytest.fixture
