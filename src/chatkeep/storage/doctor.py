@@ -9,7 +9,11 @@
 ``missing-ref``      a stored value that points at a blob without a reference row
 ``dangling-ref``     a reference row whose owner (key, live row, archive row) is gone
 ``orphan-blob``      a blob nothing references
-``unreadable``       a row that does not parse, or points at a blob that is not there
+``unreadable``       a row that does not parse (or a history row that is not an entry)
+``missing-blob``     a row pointing at blobs whose rows are gone: it still reads, each missing
+                     image as the text part ``[image missing: sha256:<hash>]``, and is left as it
+                     is (never quarantined); the problem remains until the same bytes are stored
+                     again, which brings the image back
 ``over-limit``       a row an older version accepted past today's limits (§12): it reads, but
                      could not be imported again
 ``history-state``    the live count/length or the archive's kept length disagrees with the rows
@@ -41,6 +45,7 @@ from ..errors import CorruptValue
 from ..limits import ENTRY_MAX_DEPTH, MAX_DEPTH, problem
 from . import codec
 from .evicted import evicted_ids, evicted_key
+from .quarantine import QUARANTINE_PREFIX, restore
 from .sql import now_ms
 
 if TYPE_CHECKING:
@@ -48,8 +53,6 @@ if TYPE_CHECKING:
     from .sql import Tx
 
 __all__ = ["QUARANTINE_PREFIX", "check"]
-
-QUARANTINE_PREFIX = "quarantine_"
 
 
 def _problem(kind: str, where: str, detail: str) -> dict[str, Any]:
@@ -67,16 +70,29 @@ def _resolve_text(text: str, tx: Tx) -> str:
     )
 
 
-def _readability(text: str, tx: Tx, max_depth: int) -> tuple[str, str] | None:
-    """(kind, detail) when a stored text cannot be read or re-imported, else None."""
+def _readability(
+    text: str, tx: Tx, max_depth: int, missing: set[str]
+) -> tuple[tuple[str, str] | None, Any]:
+    """((kind, detail) when a stored text cannot be read or re-imported, else None; its
+    value). Hashes of blobs it points at that are gone are added to ``missing``: such a row
+    still reads (a placeholder stands for each), so it is not unreadable."""
     try:
-        value = codec.decode(text, tx.fetch_urls)
+        value = codec.decode(text, tx.fetch_urls, missing)
     except CorruptValue as exc:
-        return "unreadable", exc.message
+        return ("unreadable", exc.message), None
     why = problem(value, max_depth)
     if why is not None:
-        return "over-limit", why
-    return None
+        return ("over-limit", why), value
+    return None, value
+
+
+def _missing_detail(missing: set[str]) -> str:
+    shown = ", ".join("sha256:" + h[:12] for h in sorted(missing)[:3])
+    more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+    return (
+        f"{len(missing)} blob(s) gone ({shown}{more}): the row reads with a placeholder for each;"
+        " the bytes cannot be repaired here (storing the same image again brings it back)"
+    )
 
 
 def _owners(tx: Tx) -> dict[str, str]:
@@ -141,11 +157,13 @@ def _scan(tx: Tx) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         if owner.startswith("k:") and owner[2:].startswith(QUARANTINE_PREFIX):
             continue
         depth = MAX_DEPTH if owner.startswith("k:") else ENTRY_MAX_DEPTH
-        bad = _readability(text, tx, depth)
+        missing: set[str] = set()
+        bad, value = _readability(text, tx, depth, missing)
         if bad is None and owner[0] in "ha":
-            value = codec.decode(text, tx.fetch_urls)
             if not (isinstance(value, dict) and value.get("role") in ("user", "assistant")):
                 bad = ("unreadable", "not a history entry")
+        if missing:
+            problems.append(_problem("missing-blob", owner, _missing_detail(missing)))
         if bad is not None:
             facts["bad"][owner] = bad
             problems.append(_problem(bad[0], owner, bad[1]))
@@ -297,12 +315,24 @@ def _read_only_notes(path: str | None, perms: list[dict[str, Any]], repair: bool
 
 
 def check(
-    backend: Backend, profile: str, *, repair: bool = False, path: str | None = None
+    backend: Backend,
+    profile: str,
+    *,
+    repair: bool = False,
+    path: str | None = None,
+    restore_quarantine: bool = False,
 ) -> dict[str, Any]:
-    """The doctor's report for ``profile`` (see the module docstring)."""
+    """The doctor's report for ``profile`` (see the module docstring). ``restore_quarantine``
+    first puts back the quarantined rows that read now (:mod:`.quarantine`), then repairs."""
     if getattr(backend, "read_only", False):
-        return _check_read_only(backend, profile, repair=repair, path=path)
+        return _check_read_only(backend, profile, repair=repair or restore_quarantine, path=path)
+    repair = repair or restore_quarantine
+    restored: list[str] = []
+    notes: list[str] = []
     with backend.transaction(profile, write=repair) as tx:
+        if restore_quarantine:
+            restored, kept = restore(tx)
+            notes += [f"{k['key']} (from {k['from']}) stays: {k['detail']}" for k in kept]
         problems, facts = _scan(tx)
         quarantined = _repair(tx, problems, facts) if repair else []
     perms = _permissions(path)
@@ -321,8 +351,9 @@ def check(
         "remaining": len(remaining),
         "repaired": sum(1 for p in problems if p["repaired"]),
         "quarantined": quarantined,
+        "restored": restored,
         "readOnly": False,
-        "notes": [],
+        "notes": notes,
     }
 
 
@@ -342,6 +373,7 @@ def _check_read_only(
         "remaining": len(problems),
         "repaired": 0,
         "quarantined": [],
+        "restored": [],
         "readOnly": True,
         "notes": notes,
     }
