@@ -29,7 +29,6 @@ history length. Reading small keys touches only ``ck_kv`` rows of those keys.
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
@@ -132,10 +131,6 @@ if TYPE_CHECKING:  # a type for the checkers only
 
 #: Values per ``IN (…)`` list: well under every driver's limit on query parameters.
 IN_CHUNK = 500
-
-
-#: Fresh negative counter values for damaged ``ck_versions`` rows (see ``Tx.versions``).
-_FRESH = itertools.count(1)
 
 
 def _chunks(values: Iterable[Any]) -> Iterator[list[Any]]:
@@ -372,12 +367,9 @@ class Tx(HistoryRows, IndexRows):
     def versions(self) -> tuple[int, int]:
         """(kv, history) write counters of this profile; they only ever grow."""
         r = self.rows("SELECT kv, history FROM ck_versions WHERE profile=?")
-        if not r:
-            return (0, 0)
-        if not all(isinstance(v, int) for v in r[0]):  # damaged (``chatkeep doctor`` says so):
-            fresh = -next(_FRESH)  # a value no cache holds, so every cache reads again
-            return (fresh, fresh)
-        return (int(r[0][0]), int(r[0][1]))
+        if r and not all(isinstance(v, int) for v in r[0]):  # damaged (the doctor says so):
+            return (-time.monotonic_ns(),) * 2  # a value no cache holds: every cache reads again
+        return (int(r[0][0]), int(r[0][1])) if r else (0, 0)
 
     def _kv_write(self, key: str, text: str, blobs: dict[str, Blob]) -> None:
         self.bump("kv")
