@@ -92,6 +92,9 @@ class Backend(ABC):
         self.lock = FifoRLock()
         self._local = threading.local()
         self._closed = False
+        #: Migrations this database has that this code does not know (a newer chatkeep wrote
+        #: it): the store is then opened read-only (see :meth:`find_newer_schema`).
+        self.newer_schema: list[str] = []
 
     # -- to implement -----------------------------------------------------------------------
     @abstractmethod
@@ -118,6 +121,7 @@ class Backend(ABC):
 
     blob_type = "BLOB"
     description = ""
+    read_only = False
 
     def binary(self, data: bytes) -> Any:
         return data
@@ -145,6 +149,8 @@ class Backend(ABC):
                 finally:
                     self._local.depth = depth
                 return
+            if write and self.newer_schema:
+                raise self.newer_schema_error()
             try:
                 self._begin(write, profile)
             except BaseException as exc:
@@ -241,6 +247,28 @@ class Backend(ABC):
         except StoreError:  # a new database: no bookkeeping table yet
             return False
         return all(m.name in done for m in self.migrations())
+
+    def find_newer_schema(self) -> None:
+        """After opening: a migration row this code does not know means a newer chatkeep
+        changed the schema, so this one must not write (it could break what the newer one
+        relies on): the store is then read-only, and every write says to upgrade."""
+        try:
+            with self.transaction("", write=False):
+                done = {r[0] for r in self.query("SELECT name FROM ck_migrations")}
+        except StoreError:
+            return
+        known = {m.name for m in self.migrations()}
+        self.newer_schema = sorted(str(n) for n in done - known)
+        if self.newer_schema:
+            self.read_only = True
+
+    def newer_schema_error(self) -> StoreError:
+        shown = ", ".join(self.newer_schema[:3]) + (", …" if len(self.newer_schema) > 3 else "")
+        return StoreError(
+            f"the store {self.description} was changed by a newer chatkeep (schema {shown});"
+            " this version opens it read-only: nothing was written",
+            hint="upgrade chatkeep (pip install -U chatkeep) to write to it; reading works",
+        )
 
     def applied_migrations(self) -> list[str]:
         """Names of the migrations applied to this database, in the order applied."""

@@ -12,6 +12,9 @@ Contract:
 * ``decode(text, fetch)`` parses the text and puts the URLs back (``fetch`` loads blobs by
   hash) without recursion, so a value of any depth — even one an older version accepted
   past today's limits — reads back. A value that does not parse raises :class:`CorruptValue`.
+  A blob whose row is gone reads as a visible placeholder: its image part becomes the text
+  part ``[image missing: sha256:<hash>]`` (any other string ``[missing: sha256:<hash>]``),
+  so one lost image never makes its entry, or the session holding it, unreadable.
 * ``encode`` checks the limits of :mod:`chatkeep.limits` first: nothing past them is stored.
 * Blob bytes are the decoded base64 payload when re-encoding gives back the exact URL,
   otherwise the URL text itself, so ``decode(encode(v)) == v`` always holds byte for byte.
@@ -204,40 +207,101 @@ def _loads(text: str) -> Any:
         raise CorruptValue(str(exc)) from None
 
 
-def _resolve(value: Any, urls: dict[str, str]) -> Any:
+def missing_text(h: str, image: bool) -> str:
+    """The visible placeholder of a blob whose row is gone: ``[image missing: sha256:<h>]``
+    for an image part, ``[missing: sha256:<h>]`` anywhere else."""
+    return f"[{'image missing' if image else 'missing'}: sha256:{h}]"
+
+
+def _resolve(value: Any, urls: dict[str, str], missing: set[str] | None = None) -> Any:
     """Put blob strings back and unescape NUL-prefixed strings, in place and without
-    recursion (``value`` was just parsed, so nobody else holds it): any depth decodes."""
+    recursion (``value`` was just parsed, so nobody else holds it): any depth decodes.
+
+    A blob that is not in ``urls`` (its row is gone) does not make the value unreadable: its
+    image part becomes a text part ``[image missing: sha256:<h>]``, any other string
+    ``[missing: sha256:<h>]``, so the rest of the entry (and its session) still reads. Its
+    hash is added to ``missing`` when given."""
+    gone: set[str] = set()
 
     def fix(v: str) -> str:
         if v.startswith(MARK):
             h = v[len(MARK) :]
             if h not in urls:
-                raise CorruptValue(f"missing blob {h}")
+                gone.add(h)
+                return _Gone(h)
             return urls[h]
         return v[1:]
 
     if isinstance(value, str):
-        return fix(value) if value.startswith("\x00") else value
+        value = fix(value) if value.startswith("\x00") else value
+    else:
+        stack = [value]
+        while stack:
+            node = stack.pop()
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            for k, item in items:
+                if isinstance(item, str):
+                    if item.startswith("\x00"):
+                        node[k] = fix(item)
+                elif isinstance(item, dict | list):
+                    stack.append(item)
+    if not gone:
+        return value
+    if missing is not None:
+        missing.update(gone)
+    return _placeholders(value)
+
+
+class _Gone(str):
+    """What :func:`_resolve` puts in place of a missing blob (its hash) until
+    :func:`_placeholders` replaces it: a type of its own, so no stored string is taken for it."""
+
+    __slots__ = ()
+
+
+def _gone_hash(v: Any) -> str | None:
+    return str(v) if isinstance(v, _Gone) else None
+
+
+def _placeholders(value: Any) -> Any:
+    """Replace each missing-blob string left by :func:`_resolve`: an image part holding one
+    becomes a text part, other strings a text placeholder (in place, without recursion)."""
+    h = _gone_hash(value)
+    if h is not None:
+        return missing_text(h, False)
     stack = [value]
     while stack:
         node = stack.pop()
+        if isinstance(node, dict) and node.get("type") == "image_url":
+            ref = node.get("image_url")
+            h = _gone_hash(ref.get("url") if isinstance(ref, dict) else ref)
+            if h is not None:
+                node.clear()
+                node.update({"type": "text", "text": missing_text(h, True)})
+                continue
         items = node.items() if isinstance(node, dict) else enumerate(node)
         for k, item in items:
-            if isinstance(item, str):
-                if item.startswith("\x00"):
-                    node[k] = fix(item)
+            h = _gone_hash(item)
+            if h is not None:
+                node[k] = missing_text(h, False)
             elif isinstance(item, dict | list):
                 stack.append(item)
     return value
 
 
-def decode(text: str, fetch: Callable[[Iterable[str]], dict[str, str]]) -> Any:
+def decode(
+    text: str,
+    fetch: Callable[[Iterable[str]], dict[str, str]],
+    missing: set[str] | None = None,
+) -> Any:
+    """The value of a stored text; a missing blob reads as a placeholder (see
+    :func:`_resolve`) and its hash is added to ``missing`` when given."""
     value = _loads(text)
     if MARK_JSON[:6] not in text:  # no NUL-prefixed string anywhere: nothing to resolve
         return value
     needed = blob_hashes(text)
     urls = fetch(needed) if needed else {}
-    return _resolve(value, urls)
+    return _resolve(value, urls, missing)
 
 
 def decode_many(
@@ -262,16 +326,7 @@ def decode_many(
         return out
     if MARK_JSON[:6] not in joined:
         return values
-    try:
-        return list(decode(joined, fetch))
-    except CorruptValue:  # a missing blob: resolve row by row to isolate it
-        out = []
-        for text in texts:
-            try:
-                out.append(decode(text, fetch))
-            except CorruptValue as exc:
-                out.append(exc)
-        return out
+    return list(decode(joined, fetch))
 
 
 def needs_resolve(text: str) -> bool:

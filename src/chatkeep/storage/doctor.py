@@ -9,11 +9,23 @@
 ``missing-ref``      a stored value that points at a blob without a reference row
 ``dangling-ref``     a reference row whose owner (key, live row, archive row) is gone
 ``orphan-blob``      a blob nothing references
-``unreadable``       a row that does not parse, or points at a blob that is not there
+``unreadable``       a row that does not parse (or a history row that is not an entry)
+``missing-blob``     a row pointing at blobs whose rows are gone: it still reads, each missing
+                     image as the text part ``[image missing: sha256:<hash>]``, and is left as it
+                     is (never quarantined); the problem remains until the same bytes are stored
+                     again, which brings the image back
 ``over-limit``       a row an older version accepted past today's limits (§12): it reads, but
                      could not be imported again
 ``history-state``    the live count/length or the archive's kept length disagrees with the rows
 ``permissions``      the SQLite file (or its own directory) is readable by other users
+``duplicate-index``  a session listed more than once in ``savedSessions`` (repair keeps the first
+                     row: the body is one key either way)
+``versions``         the write counters of ``ck_versions`` are not counts (repair sets a fresh
+                     value, so every cache reads again)
+``empty-file``       the SQLite file was 0 bytes when this process opened it (a store cut off
+                     looks like a new file): reported once, nothing to repair
+``newer-schema``     a newer chatkeep changed the schema: this version opened the store
+                     read-only, checks it without writing and repairs nothing
 
 With ``repair=True`` it fixes what is safe, in one transaction, and never deletes user content:
 orphan bodies get an index row back, index and evicted rows without a body get an empty body, references
@@ -32,15 +44,16 @@ content are still reported, and remain.
 from __future__ import annotations
 
 import json
-import os
-import stat
 from typing import TYPE_CHECKING, Any
 
 from ..constants import SESSION_BODY_PREFIX, SESSIONS_INDEX_KEY
 from ..errors import CorruptValue
-from ..limits import ENTRY_MAX_DEPTH, MAX_DEPTH, problem
+from ..limits import ENTRY_MAX_DEPTH, MAX_DEPTH
+from ..limits import problem as limit_problem
 from . import codec
+from .doctor_files import permissions, problem, read_only_notes, repair_permissions
 from .evicted import evicted_ids, evicted_key
+from .quarantine import QUARANTINE_PREFIX, restore
 from .sql import now_ms
 
 if TYPE_CHECKING:
@@ -48,12 +61,6 @@ if TYPE_CHECKING:
     from .sql import Tx
 
 __all__ = ["QUARANTINE_PREFIX", "check"]
-
-QUARANTINE_PREFIX = "quarantine_"
-
-
-def _problem(kind: str, where: str, detail: str) -> dict[str, Any]:
-    return {"kind": kind, "where": where, "detail": detail, "repaired": False}
 
 
 def _resolve_text(text: str, tx: Tx) -> str:
@@ -67,16 +74,36 @@ def _resolve_text(text: str, tx: Tx) -> str:
     )
 
 
-def _readability(text: str, tx: Tx, max_depth: int) -> tuple[str, str] | None:
-    """(kind, detail) when a stored text cannot be read or re-imported, else None."""
+def _readability(
+    text: str, tx: Tx, max_depth: int, missing: set[str]
+) -> tuple[tuple[str, str] | None, Any]:
+    """((kind, detail) when a stored text cannot be read or re-imported, else None; its
+    value). Hashes of blobs it points at that are gone are added to ``missing``: such a row
+    still reads (a placeholder stands for each), so it is not unreadable."""
     try:
-        value = codec.decode(text, tx.fetch_urls)
+        value = codec.decode(text, tx.fetch_urls, missing)
     except CorruptValue as exc:
-        return "unreadable", exc.message
-    why = problem(value, max_depth)
+        return ("unreadable", exc.message), None
+    why = limit_problem(value, max_depth)
     if why is not None:
-        return "over-limit", why
-    return None
+        return ("over-limit", why), value
+    return None, value
+
+
+EMPTY_FILE = (
+    "the store file was empty (0 bytes) when opened: a store that was cut off, or a new file;"
+    " its conversations, if it held any, are not in it (restore a backup or an export with"
+    " `chatkeep import`)"
+)
+
+
+def _missing_detail(missing: set[str]) -> str:
+    shown = ", ".join("sha256:" + h[:12] for h in sorted(missing)[:3])
+    more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+    return (
+        f"{len(missing)} blob(s) gone ({shown}{more}): the row reads with a placeholder for each;"
+        " the bytes cannot be repaired here (storing the same image again brings it back)"
+    )
 
 
 def _owners(tx: Tx) -> dict[str, str]:
@@ -91,42 +118,6 @@ def _owners(tx: Tx) -> dict[str, str]:
     return out
 
 
-def _permissions(path: str | None) -> list[dict[str, Any]]:
-    if not path or path == ":memory:" or not os.path.exists(path):
-        return []
-    found = []
-    for p in (path, path + "-wal", path + "-shm"):
-        if os.path.exists(p) and os.stat(p).st_mode & 0o077:
-            found.append(
-                _problem("permissions", p, f"mode {stat.filemode(os.stat(p).st_mode)}; want 0600")
-            )
-    parent = os.path.dirname(os.path.abspath(path))
-    mode = os.stat(parent).st_mode
-    if mode & 0o022 and not mode & stat.S_ISVTX:
-        found.append(
-            _problem(
-                "permissions", parent, f"directory mode {stat.filemode(mode)}: others can write"
-            )
-        )
-    return found
-
-
-def _repair_permissions(path: str, problems: list[dict[str, Any]]) -> None:
-    base = os.path.basename(path)
-    for p in problems:
-        target = p["where"]
-        try:
-            if os.path.isdir(target):
-                if all(n.startswith(base) for n in os.listdir(target)):
-                    os.chmod(target, 0o700)
-                    p["repaired"] = True
-            else:
-                os.chmod(target, 0o600)
-                p["repaired"] = True
-        except OSError as exc:
-            p["detail"] += f" (could not change it: {exc})"
-
-
 def _next_quarantine(tx: Tx) -> int:
     used = [k[len(QUARANTINE_PREFIX) :] for k in tx.kv_keys(QUARANTINE_PREFIX)]
     return max((int(n) for n in used if n.isdigit()), default=0) + 1
@@ -134,21 +125,29 @@ def _next_quarantine(tx: Tx) -> int:
 
 def _scan(tx: Tx) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     problems: list[dict[str, Any]] = []
-    facts: dict[str, Any] = {"bad": {}, "missing_refs": {}, "dangling": set(), "orphans": set()}
+    facts: dict[str, Any] = {
+        "bad": {},
+        "missing_refs": {},
+        "dangling": set(),
+        "orphans": set(),
+        "versions": False,
+    }
     owners = _owners(tx)
     # rows that cannot be read (or re-imported)
     for owner, text in owners.items():
         if owner.startswith("k:") and owner[2:].startswith(QUARANTINE_PREFIX):
             continue
         depth = MAX_DEPTH if owner.startswith("k:") else ENTRY_MAX_DEPTH
-        bad = _readability(text, tx, depth)
+        missing: set[str] = set()
+        bad, value = _readability(text, tx, depth, missing)
         if bad is None and owner[0] in "ha":
-            value = codec.decode(text, tx.fetch_urls)
             if not (isinstance(value, dict) and value.get("role") in ("user", "assistant")):
                 bad = ("unreadable", "not a history entry")
+        if missing:
+            problems.append(problem("missing-blob", owner, _missing_detail(missing)))
         if bad is not None:
             facts["bad"][owner] = bad
-            problems.append(_problem(bad[0], owner, bad[1]))
+            problems.append(problem(bad[0], owner, bad[1]))
     # blob references
     refs: dict[str, set[str]] = {}
     for owner, h in tx.rows("SELECT owner, hash FROM ck_blob_refs WHERE profile=?"):
@@ -159,18 +158,16 @@ def _scan(tx: Tx) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         missing = wanted - refs.get(owner, set())
         if missing:
             facts["missing_refs"][owner] = missing
-            problems.append(
-                _problem("missing-ref", owner, f"{len(missing)} blob(s) not referenced")
-            )
+            problems.append(problem("missing-ref", owner, f"{len(missing)} blob(s) not referenced"))
     for owner in refs:
         if owner not in owners:
             facts["dangling"].add(owner)
-            problems.append(_problem("dangling-ref", owner, "the owner row is gone"))
+            problems.append(problem("dangling-ref", owner, "the owner row is gone"))
     referenced = {h for owner, hs in refs.items() if owner in owners for h in hs}
     referenced |= {h for hs in facts["missing_refs"].values() for h in hs}
     for h in sorted(blobs - referenced):
         facts["orphans"].add(h)
-        problems.append(_problem("orphan-blob", h[:16], "nothing references this blob"))
+        problems.append(problem("orphan-blob", h[:16], "nothing references this blob"))
     # sessions index <-> bodies
     index = tx.index_light()
     ids = [r.get("id") for r in index if isinstance(r, dict)] if isinstance(index, list) else []
@@ -180,25 +177,55 @@ def _scan(tx: Tx) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     facts["missing_evicted"] = [i for i in gone if i not in bodies]
     facts["orphan_bodies"] = sorted(bodies - {i for i in ids if isinstance(i, str)} - set(gone))
     for i in facts["missing_bodies"]:
-        problems.append(_problem("missing-body", f"savedSessions:{i}", "no session_<id> body"))
+        problems.append(problem("missing-body", f"savedSessions:{i}", "no session_<id> body"))
     for i in facts["missing_evicted"]:
-        problems.append(_problem("missing-body", evicted_key(i), "no session_<id> body"))
+        problems.append(problem("missing-body", evicted_key(i), "no session_<id> body"))
     for i in facts["orphan_bodies"]:
-        problems.append(_problem("orphan-body", SESSION_BODY_PREFIX + i, "not in savedSessions"))
+        problems.append(problem("orphan-body", SESSION_BODY_PREFIX + i, "not in savedSessions"))
+    listed: dict[str, int] = {}
+    for i in ids:
+        if isinstance(i, str):
+            listed[i] = listed.get(i, 0) + 1
+    facts["duplicates"] = sorted(i for i, n in listed.items() if n > 1)
+    for i in facts["duplicates"]:
+        times = f"listed {listed[i]} times"
+        problems.append(problem("duplicate-index", f"savedSessions:{i}", times))
+    # the write counters (caches compare them): non-negative integers
+    counters = tx.rows("SELECT kv, history FROM ck_versions WHERE profile=?")
+    if counters and not all(isinstance(v, int) and v >= 0 for v in counters[0]):
+        facts["versions"] = True
+        problems.append(
+            problem("versions", "ck_versions", f"counters {counters[0]!r} are not counts")
+        )
     # live bookkeeping
     rows = tx.hist_rows()
     real = (len(rows), sum(c for _p, c, _t in rows))
     if tx.hist_state() != real:
         facts["state"] = real
         problems.append(
-            _problem("history-state", "ck_history_state", f"says {tx.hist_state()}, rows {real}")
+            problem("history-state", "ck_history_state", f"says {tx.hist_state()}, rows {real}")
         )
     kept, rows_now = tx.archive_count(), sum(1 for owner in owners if owner.startswith("a:"))
     if kept != rows_now:
         problems.append(
-            _problem("history-state", "ck_history_state", f"archive {kept}, rows {rows_now}")
+            problem("history-state", "ck_history_state", f"archive {kept}, rows {rows_now}")
         )
     return problems, facts
+
+
+def _first_of_each(index: list[Any]) -> list[Any]:
+    """The index with each session id listed once (its first row: the body is one key, so a
+    later row with the same id only repeated it)."""
+    seen: set[str] = set()
+    out = []
+    for row in index:
+        i = row.get("id") if isinstance(row, dict) else None
+        if isinstance(i, str):
+            if i in seen:
+                continue
+            seen.add(i)
+        out.append(row)
+    return out
 
 
 def _repair(tx: Tx, problems: list[dict[str, Any]], facts: dict[str, Any]) -> list[str]:
@@ -241,9 +268,17 @@ def _repair(tx: Tx, problems: list[dict[str, Any]], facts: dict[str, Any]) -> li
     for i in facts["missing_evicted"]:
         tx.kv_put(SESSION_BODY_PREFIX + i, [])
         by_where[("missing-body", evicted_key(i))]["repaired"] = True
-    if facts["missing_bodies"] or facts["orphan_bodies"]:
+    if facts["versions"]:
+        # a fresh value no cache holds (counters only grow, and the time is past any count)
+        stamp = now_ms()
+        tx.run("DELETE FROM ck_versions WHERE profile=?")
+        tx.run("INSERT INTO ck_versions (profile, kv, history) VALUES (?, ?, ?)", (stamp, stamp))
+        by_where[("versions", "ck_versions")]["repaired"] = True
+    if facts["missing_bodies"] or facts["orphan_bodies"] or facts["duplicates"]:
         index = tx.index_light()
-        index = list(index) if isinstance(index, list) else []
+        index = _first_of_each(list(index) if isinstance(index, list) else [])
+        for i in facts["duplicates"]:
+            by_where[("duplicate-index", f"savedSessions:{i}")]["repaired"] = True
         for i in facts["missing_bodies"]:
             tx.kv_put(SESSION_BODY_PREFIX + i, [])
             by_where[("missing-body", f"savedSessions:{i}")]["repaired"] = True
@@ -277,43 +312,38 @@ def _repair(tx: Tx, problems: list[dict[str, Any]], facts: dict[str, Any]) -> li
     return quarantined
 
 
-def _read_only_notes(path: str | None, perms: list[dict[str, Any]], repair: bool) -> list[str]:
-    """The notes of a read-only store; moves the findings about its own files out of
-    ``perms`` (the file's mode is the owner's choice, not damage)."""
-    mode = ""
-    if path and os.path.exists(path):
-        mode = f" (file mode {stat.filemode(os.stat(path).st_mode)})"
-    notes = [f"the store is read-only for this user{mode}: it was checked without writing"]
-    own = {path, f"{path}-wal", f"{path}-shm"}
-    for p in [p for p in perms if p["where"] in own]:
-        perms.remove(p)
-        notes.append(f"{p['where']}: {p['detail']} (only the file's owner can change it)")
-    if repair:
-        notes.append(
-            "--repair cannot repair a read-only store: nothing was changed "
-            "(get write permission on the file and its directory to repair it)"
-        )
-    return notes
-
-
 def check(
-    backend: Backend, profile: str, *, repair: bool = False, path: str | None = None
+    backend: Backend,
+    profile: str,
+    *,
+    repair: bool = False,
+    path: str | None = None,
+    restore_quarantine: bool = False,
 ) -> dict[str, Any]:
-    """The doctor's report for ``profile`` (see the module docstring)."""
+    """The doctor's report for ``profile`` (see the module docstring). ``restore_quarantine``
+    first puts back the quarantined rows that read now (:mod:`.quarantine`), then repairs."""
     if getattr(backend, "read_only", False):
-        return _check_read_only(backend, profile, repair=repair, path=path)
+        return _check_read_only(backend, profile, repair=repair or restore_quarantine, path=path)
+    repair = repair or restore_quarantine
+    restored: list[str] = []
+    notes: list[str] = []
     with backend.transaction(profile, write=repair) as tx:
+        if restore_quarantine:
+            restored, kept = restore(tx)
+            notes += [f"{k['key']} (from {k['from']}) stays: {k['detail']}" for k in kept]
         problems, facts = _scan(tx)
         quarantined = _repair(tx, problems, facts) if repair else []
-    perms = _permissions(path)
+    perms = permissions(path)
+    if getattr(backend, "opened_empty", False):
+        perms.insert(0, problem("empty-file", str(path), EMPTY_FILE))
     if repair and perms and path:
-        _repair_permissions(path, perms)
+        repair_permissions(path, perms)
     problems += perms
     remaining = problems
     if repair:
         with backend.transaction(profile, write=False) as tx:
             remaining, _ = _scan(tx)
-        remaining += _permissions(path)
+        remaining += permissions(path)
     return {
         "profile": profile,
         "healthy": not remaining,
@@ -321,19 +351,29 @@ def check(
         "remaining": len(remaining),
         "repaired": sum(1 for p in problems if p["repaired"]),
         "quarantined": quarantined,
+        "restored": restored,
         "readOnly": False,
-        "notes": [],
+        "notes": notes,
     }
 
 
 def _check_read_only(
     backend: Backend, profile: str, *, repair: bool, path: str | None
 ) -> dict[str, Any]:
-    """The report of a store this process may only read: checked, never written."""
+    """The report of a store this process may only read: checked, never written. A store a
+    newer chatkeep changed is one (this code must not write to it): that is reported."""
     with backend.transaction(profile, write=False) as tx:
         problems, _facts = _scan(tx)
-    perms = _permissions(path)
-    notes = _read_only_notes(path, perms, repair)
+    perms = permissions(path)
+    newer = getattr(backend, "newer_schema", [])
+    if newer:
+        err = backend.newer_schema_error()
+        problems.insert(0, problem("newer-schema", "ck_migrations", f"{err.message}; {err.hint}"))
+        notes = ["the store is read-only for this version: it was checked without writing"]
+        if repair:
+            notes.append("--repair cannot repair it: nothing was changed (upgrade chatkeep)")
+    else:
+        notes = read_only_notes(path, perms, repair)
     problems += perms
     return {
         "profile": profile,
@@ -342,6 +382,7 @@ def _check_read_only(
         "remaining": len(problems),
         "repaired": 0,
         "quarantined": [],
+        "restored": [],
         "readOnly": True,
         "notes": notes,
     }

@@ -139,6 +139,7 @@ class PostgresBackend(Backend):
         self._url = url
         self._conn = self._connect()
         self.migrate()
+        self.find_newer_schema()
 
     def migrations(self) -> tuple[Migration, ...]:
         return (*super().migrations(), TRIGRAMS, DIGEST_LZ4, PROFILE_TRIGRAMS)

@@ -158,10 +158,12 @@ class Profile:
         self._backend.refresh_statistics()
         return report
 
-    def doctor(self, repair: bool = False) -> dict[str, Any]:
-        """Integrity check (``chatkeep doctor``): index ↔ bodies, blob references, unreadable
-        and over-limit rows, file permissions; ``repair=True`` fixes what is safe and moves
-        unreadable rows to ``quarantine_<n>`` keys. See :mod:`chatkeep.storage.doctor`."""
+    def doctor(self, repair: bool = False, *, restore_quarantine: bool = False) -> dict[str, Any]:
+        """Integrity check (``chatkeep doctor``): index ↔ bodies, blob references, missing
+        blobs, unreadable and over-limit rows, file permissions; ``repair=True`` fixes what is
+        safe and moves rows that cannot be read at all to ``quarantine_<n>`` keys;
+        ``restore_quarantine=True`` first puts back each quarantined row that reads now, then
+        repairs. See :mod:`chatkeep.storage.doctor` and :mod:`chatkeep.storage.quarantine`."""
         from .doctor import check
 
         return check(
@@ -169,6 +171,7 @@ class Profile:
             self.profile,
             repair=bool(repair),
             path=getattr(self._backend, "path", None),
+            restore_quarantine=bool(restore_quarantine),
         )
 
     def export_to(self, fh: IO[str]) -> dict[str, int]:
@@ -199,7 +202,9 @@ class Profile:
 
     def stats(self) -> dict[str, Any]:
         """Counts and sizes: entries, archive, sessions (and evicted ones), bytes stored, unseen
-        image bytes, and the keys whose stored value could not be read."""
+        image bytes, the keys whose stored value could not be read, and ``missingBlobs``: the
+        blobs (images, long texts) that rows point at but whose own row is gone — each reads
+        as a placeholder (``[image missing: sha256:…]``); ``chatkeep doctor`` names the rows."""
         corrupt: list[str] = []
         with self._backend.transaction(self.profile, write=False) as tx:
             # parse the stored texts only: blobs (images, long texts) are not loaded for this
@@ -216,6 +221,12 @@ class Profile:
             stored_rows = tx.hist_state()[0]
             sizes = tx.sizes()
             archived = tx.archive_count()
+            # blobs the rows point at whose own row is gone (they read as placeholders)
+            missing = tx.rows(
+                "SELECT COUNT(DISTINCT r.hash) FROM ck_blob_refs r WHERE r.profile=?"
+                " AND NOT EXISTS (SELECT 1 FROM ck_blobs b"
+                " WHERE b.profile = r.profile AND b.hash = r.hash)"
+            )[0][0]
         live = self.history.read()
         unseen = sum(
             len(image_part_url(p))
@@ -239,6 +250,7 @@ class Profile:
             + sizes["blobBytes"],
             "blobs": sizes["blobs"],
             "blobBytes": sizes["blobBytes"],
+            "missingBlobs": int(missing),
             "unseenImageBytes": unseen,
             "corruptKeys": sorted(set(corrupt)),
         }

@@ -367,6 +367,8 @@ class Tx(HistoryRows, IndexRows):
     def versions(self) -> tuple[int, int]:
         """(kv, history) write counters of this profile; they only ever grow."""
         r = self.rows("SELECT kv, history FROM ck_versions WHERE profile=?")
+        if r and not all(isinstance(v, int) for v in r[0]):  # damaged (the doctor says so):
+            return (-time.monotonic_ns(),) * 2  # a value no cache holds: every cache reads again
         return (int(r[0][0]), int(r[0][1])) if r else (0, 0)
 
     def _kv_write(self, key: str, text: str, blobs: dict[str, Blob]) -> None:

@@ -87,6 +87,17 @@ def _writable(path: str) -> bool:
     return os.access(path, os.W_OK) and os.access(parent, os.W_OK | os.X_OK)
 
 
+def _was_emptied(path: str) -> bool:
+    """Whether an existing store file is 0 bytes (with no write-ahead log holding its pages):
+    a store that was cut off looks exactly like a new empty SQLite file. It is opened as a new
+    store (as an empty SQLite file always was), and ``chatkeep doctor`` says what it found."""
+    try:
+        wal = os.path.getsize(path + "-wal") if os.path.exists(path + "-wal") else 0
+        return os.path.isfile(path) and os.path.getsize(path) == 0 and not wal
+    except OSError:
+        return False
+
+
 class SQLiteBackend(Backend):
     """One SQLite file (or ``:memory:``).
 
@@ -110,6 +121,8 @@ class SQLiteBackend(Backend):
         self.path = path
         self.description = f"sqlite://{path}" if path != ":memory:" else ":memory:"
         self.read_only = False
+        #: The file existed and was empty (0 bytes) when opened: reported by the doctor.
+        self.opened_empty = path != ":memory:" and _was_emptied(path)
         if path != ":memory:":
             self._create_file(path)
             tighten_permissions(path)  # an existing store readable by others becomes private
@@ -164,6 +177,7 @@ class SQLiteBackend(Backend):
                     hint="open it once with write permission on the file and its directory",
                 )
             self.migrate()
+        self.find_newer_schema()
         self._use_trigram_index()
 
     @staticmethod
