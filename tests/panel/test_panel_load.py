@@ -93,6 +93,18 @@ def served(tmp_path: Path) -> Iterator[Served]:
         server.stop()
 
 
+def _read_answer(sock: socket.socket) -> bytes:
+    """One whole HTTP answer (headers and a Content-Length body) from a raw socket."""
+    answer = b""
+    while b"\r\n\r\n" not in answer:
+        answer += sock.recv(65536)
+    head, _, body = answer.partition(b"\r\n\r\n")
+    length = re.search(rb"content-length: *(\d+)", head, re.I)
+    while length and len(body) < int(length.group(1)):
+        body += sock.recv(65536)
+    return head + b"\r\n\r\n" + body
+
+
 def _attachments(db: Path) -> list[Any]:
     with chatkeep.open(str(db)) as store:
         return [e for e in store.history.read() if isinstance(e, dict) and e.get("attachId")]
@@ -138,7 +150,7 @@ def test_upload_over_the_limit_is_413_before_it_is_read(served: Served) -> None:
             f"X-Chatkeep-Token: {served.token}\r\nContent-Length: {51 * MiB}\r\n\r\n"
         )
         sock.sendall(head.encode())
-        answer = sock.recv(65536).decode()
+        answer = _read_answer(sock).decode()
     assert answer.startswith("HTTP/1.1 413"), answer[:200]
     assert '"type":"BodyTooLarge"' in answer.replace(" ", "")
     assert _attachments(served.db) == []
@@ -181,3 +193,41 @@ def test_half_open_connections_without_token_do_not_block_the_user(served: Serve
     finally:
         for sock in flood:
             sock.close()
+
+
+def test_upload_streams_to_a_private_temporary_file(served: Served) -> None:
+    """Mid-upload the bytes sit in a 0600 file inside a 0700 directory under TMPDIR (not in
+    memory); when the upload ends it is attached and the temporary file is gone."""
+    size = 4 * MiB
+    with socket.create_connection(("127.0.0.1", served.port), timeout=30) as sock:
+        head = (
+            f"POST /api/attach/file?name=notes.txt HTTP/1.1\r\nHost: 127.0.0.1:{served.port}\r\n"
+            f"X-Chatkeep-Token: {served.token}\r\nContent-Length: {size}\r\n\r\n"
+        )
+        sock.sendall(head.encode() + b"a line of notes\n" * (MiB // 16))
+        files: list[Path] = []
+        for _ in range(100):
+            files = [p for p in served.tmp.rglob("*") if p.is_file()]
+            if files:
+                break
+            time.sleep(0.05)
+        assert [p.name for p in files] == ["notes.txt"]
+        assert files[0].stat().st_mode & 0o777 == 0o600
+        assert files[0].parent.stat().st_mode & 0o777 == 0o700
+        sock.sendall(b"a line of notes\n" * (3 * MiB // 16))
+        answer = _read_answer(sock)
+    assert answer.startswith(b"HTTP/1.1 200"), answer[:300]
+    assert len(_attachments(served.db)) == 1
+    assert list(served.tmp.iterdir()) == []
+
+
+def test_json_body_over_its_limit_is_413(client: Any) -> None:
+    """A JSON body declaring more than 40 MiB gets 413 BodyTooLarge with a hint."""
+    resp = client.post(
+        "/api/chat/send",
+        content=b"{" + b" " * (40 * MiB) + b"}",
+        headers={"content-type": "application/json"},
+    )
+    assert resp.status_code == 413, resp.text[:300]
+    assert resp.json()["error"]["type"] == "BodyTooLarge"
+    assert "file picker" in resp.json()["error"]["hint"]

@@ -51,8 +51,9 @@ __all__ = [
 MiB = 1024 * 1024
 #: One uploaded file (the library's own default ``maxSourceBytes``).
 MAX_UPLOAD_BYTES = 50 * MiB
-#: All uploads being received or waiting to be attached at once (temporary disk space).
-UPLOAD_BUDGET_BYTES = 256 * MiB
+#: All uploads being received or waiting to be attached at once (temporary disk space): a
+#: browser opens at most 6 connections to one host, so the page alone never runs out of it.
+UPLOAD_BUDGET_BYTES = 6 * MAX_UPLOAD_BYTES
 #: Uploads read and attached at the same time (each holds its file's bytes in memory).
 ATTACH_SLOTS = 2
 #: One JSON request body (pasted images travel in it as data URLs).
