@@ -7,7 +7,8 @@
 * Every request passes :class:`~chatkeep.panel.security.PanelGuard` first: the launch ``token``
   on every path but ``/static``, ``Host`` limited to loopback names (plus ``hosts``) and ``port``,
   same-origin ``Origin`` only, security headers on every answer.
-* Errors are JSON with an HTTP status (:mod:`chatkeep.panel.http`).
+* Errors are JSON with an HTTP status (:mod:`chatkeep.panel.http`); request bodies are read
+  within the per-request and in-flight budgets of :mod:`chatkeep.panel.uploads`.
 * The routes use the store only through its public API (``get_all``, ``history``, ``sessions``,
   ``local``, ``chat``, the attach functions); they write no SQL and build no request by hand.
 * ``summarize`` starts the background auto-summary of long attachments (SPEC §7.5).
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
 __all__ = ["STATIC_DIR", "create_app"]
 
 STATIC_DIR = Path(__file__).resolve().parent / "static"
-MAX_BODY_BYTES = 60 * 1024 * 1024
 
 
 def create_app(
@@ -54,7 +54,6 @@ def create_app(
         routes=routes,
         middleware=[Middleware(PanelGuard, token=token, port=port, hosts=tuple(hosts))],
         exception_handlers=exception_handlers,
-        max_body_size=MAX_BODY_BYTES,
     )
     app.state.panel = PanelState(store=store, summarize=summarize)
     return app

@@ -2,7 +2,9 @@
 
 Every error leaves the panel as JSON ``{"error": {"type", "message", "hint"}}`` with an HTTP
 status (:data:`STATUS`, first match wins): bad input 400, missing things 404, unreadable
-attachments 422, provider failures 502 (413 for a context overflow), an unusable store 503.
+attachments 422, provider failures 502 (413 for a context overflow or a body over its limit), an
+unusable store or a spent in-flight budget 503 (:mod:`chatkeep.panel.uploads`; with
+``Retry-After``). A client that disconnects mid-request gets no answer and leaves no traceback.
 :class:`~chatkeep.NotFound` and :class:`~chatkeep.BadRequest` come from the one
 error tree, so they carry a hint like every other.
 """
@@ -14,8 +16,8 @@ from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
 
 from .. import (
     AttachError,
@@ -30,6 +32,7 @@ from .. import (
     StoreError,
     parse_json,
 )
+from .uploads import RETRY_AFTER_S, BodyTooLarge, PanelBusy, json_bytes
 
 __all__ = [
     "STATUS",
@@ -45,11 +48,10 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-MAX_JSON_BYTES = 40 * 1024 * 1024
-
-
 STATUS: list[tuple[type[ChatkeepError], int]] = [
     (NotFound, 404),
+    (BodyTooLarge, 413),
+    (PanelBusy, 503),
     (BadRequest, 400),
     (InvalidEntry, 400),
     (InvalidValue, 400),
@@ -95,12 +97,11 @@ def ok(value: Any, status: int = 200) -> JSONResponse:
 
 async def json_body(request: Request) -> dict[str, Any]:
     """The request's JSON object (``{}`` for an empty body); anything else is a 400."""
-    raw = await request.body()
-    if len(raw) > MAX_JSON_BYTES:
-        raise BadRequest(
-            f"request body of {len(raw):,} bytes is over the {MAX_JSON_BYTES:,}-byte limit",
-            hint="attach big files with the file picker, not pasted",
-        )
+    async with json_bytes(request, request.app.state.panel.bodies.json) as raw:
+        return _parsed(raw)
+
+
+def _parsed(raw: bytes) -> dict[str, Any]:
     if not raw.strip():
         return {}
     try:
@@ -119,7 +120,16 @@ async def threaded(fn: Any, *args: Any, **kwargs: Any) -> Any:
 
 async def _chatkeep_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ChatkeepError)
-    return JSONResponse(error_body(exc), status_code=error_status(exc))
+    response = JSONResponse(error_body(exc), status_code=error_status(exc))
+    if isinstance(exc, PanelBusy):
+        response.headers["Retry-After"] = str(RETRY_AFTER_S)
+    return response
+
+
+async def _client_gone(request: Request, exc: Exception) -> Response:
+    # The client went away mid-body: what it sent was dropped, and nobody reads this answer.
+    log.debug("client left during %s %s", request.method, request.url.path)
+    return Response(status_code=400)
 
 
 async def _http_error(request: Request, exc: Exception) -> JSONResponse:
@@ -136,6 +146,7 @@ async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
 
 exception_handlers: dict[Any, Any] = {
     ChatkeepError: _chatkeep_error,
+    ClientDisconnect: _client_gone,
     HTTPException: _http_error,
     Exception: _unexpected,
 }

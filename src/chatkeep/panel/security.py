@@ -40,6 +40,7 @@ __all__ = [
     "TOKEN_HEADER",
     "TOKEN_PARAM",
     "PanelGuard",
+    "carries_token",
     "new_token",
     "split_host",
 ]
@@ -128,6 +129,21 @@ def _wants_page(scope: dict[str, Any]) -> bool:
         if key.lower() == b"accept":
             return b"text/html" in value
     return False
+
+
+def _given_token(headers: dict[str, str], query_string: bytes) -> str | None:
+    given = headers.get(TOKEN_HEADER)
+    if given is None:
+        values = parse_qs(query_string.decode("latin-1")).get(TOKEN_PARAM)
+        given = values[0] if values else None
+    return given
+
+
+def carries_token(scope: dict[str, Any], token: str) -> bool:
+    """Whether an HTTP request scope carries the launch ``token`` (header or query)."""
+    headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]}
+    given = _given_token(headers, scope.get("query_string", b""))
+    return bool(given) and secrets.compare_digest(str(given).encode(), token.encode())
 
 
 class PanelGuard:
@@ -222,11 +238,7 @@ class PanelGuard:
         path = scope.get("path", "")
         if path.startswith(PUBLIC_PREFIXES):
             return None
-        given = headers.get(TOKEN_HEADER)
-        if given is None:
-            query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
-            values = query.get(TOKEN_PARAM)
-            given = values[0] if values else None
+        given = _given_token(headers, scope.get("query_string", b""))
         if not given:
             return _error(
                 401,

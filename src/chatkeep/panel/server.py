@@ -10,6 +10,8 @@
 * ``token`` defaults to a fresh random token per launch. ``host`` defaults to loopback; a
   wildcard (``0.0.0.0``, ``::``) still gets a loopback URL, and the Host check still only
   accepts loopback names plus ``host`` itself.
+* Connections are served by :func:`~chatkeep.panel.connections.panel_protocol`: a header
+  timeout, and connections without the token can never take the user's place.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import ChatkeepError
 from .app import create_app
+from .connections import IDLE_TIMEOUT_S, MAX_HEADER_BYTES, panel_protocol
 from .security import new_token
 
 if TYPE_CHECKING:
@@ -61,57 +64,6 @@ def _bind(host: str, port: int) -> socket.socket:
     sock.listen(128)
     sock.setblocking(False)
     return sock
-
-
-#: A connection must finish sending a request's headers this soon after it opens or goes
-#: quiet mid-headers (slow or half-sent headers are closed, not kept open).
-HEADER_TIMEOUT_S = 10.0
-#: Seconds an idle keep-alive connection stays open between requests.
-IDLE_TIMEOUT_S = 5
-#: Connections served at once; more get HTTP 503 instead of queueing without bound.
-MAX_CONNECTIONS = 100
-MAX_HEADER_BYTES = 64 * 1024
-
-
-def header_timeout_protocol() -> type:
-    """uvicorn's h11 protocol with a header timeout: a connection whose request headers are
-    not complete within :data:`HEADER_TIMEOUT_S` of its last quiet moment is closed."""
-    import h11  # lazy: only a running panel needs the HTTP protocol
-    from uvicorn.protocols.http.h11_impl import H11Protocol
-
-    class HeaderTimeoutH11(H11Protocol):
-        _header_timer: Any = None
-
-        def _arm(self) -> None:
-            if self._header_timer is None:
-                self._header_timer = self.loop.call_later(HEADER_TIMEOUT_S, self._headers_late)
-
-        def _disarm(self) -> None:
-            if self._header_timer is not None:
-                self._header_timer.cancel()
-                self._header_timer = None
-
-        def _headers_late(self) -> None:
-            self._header_timer = None
-            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
-                self.transport.close()
-
-        def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
-            self._arm()
-
-        def data_received(self, data: bytes) -> None:
-            super().data_received(data)
-            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
-                self._arm()  # headers still incomplete: the clock keeps running
-            else:
-                self._disarm()
-
-        def connection_lost(self, exc: Exception | None) -> None:
-            self._disarm()
-            super().connection_lost(exc)
-
-    return HeaderTimeoutH11
 
 
 class PanelServer:
@@ -157,10 +109,9 @@ class PanelServer:
             access_log=False,
             lifespan="off",
             timeout_graceful_shutdown=2,
-            http=header_timeout_protocol(),
+            http=panel_protocol(self.token),
             ws="none",
             timeout_keep_alive=IDLE_TIMEOUT_S,
-            limit_concurrency=MAX_CONNECTIONS,
             h11_max_incomplete_event_size=MAX_HEADER_BYTES,
         )
         self._server = uvicorn.Server(config)

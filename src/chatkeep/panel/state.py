@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .. import PANEL_OPTION_DEFAULTS
+from .uploads import BodyBudgets
 from .views import ImageRegistry
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ class PanelState:
     summarize: bool = True
     images: ImageRegistry = field(default_factory=ImageRegistry)
     turns: Turns = field(default_factory=Turns)
+    bodies: BodyBudgets = field(default_factory=BodyBudgets)
 
 
 def public_settings(settings: dict[str, Any]) -> dict[str, Any]:

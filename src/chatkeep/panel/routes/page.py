@@ -8,7 +8,7 @@
 | ``GET /api/archive?before=n&limit=k`` | ``{"entries": views, "start", "total"}``: the archive (SPEC §3.3), read-only, ``k`` (≤ 100) entries ending before position ``n`` (default: the end) |
 | ``GET /api/image/{key}`` | the stored bytes of one image, by content key, with its own MIME type |
 | ``POST /api/attach`` | ``{"url", "title"?, "mode"?}`` → a web page attachment |
-| ``POST /api/attach/file?name=N`` | raw file bytes → an HTML/Markdown/text/PDF/image attachment |
+| ``POST /api/attach/file?name=N`` | raw file bytes, streamed to a private temporary file (:mod:`chatkeep.panel.uploads`) → an HTML/Markdown/text/PDF/image attachment |
 | ``POST /api/attach/video`` | ``{"url", "transcript", "title"?}`` (WebVTT/SRT text) → a video transcript attachment |
 | ``DELETE /api/attachments/{attachId}`` | undo an attachment |
 
@@ -34,12 +34,12 @@ from ... import DEFAULT_UNSEEN_BUDGET, __version__, entry_text
 from ..http import BadRequest, NotFound, json_body, ok, threaded
 from ..markdown import TIMESTAMP_RE
 from ..state import PanelState, public_settings
+from ..uploads import upload_to_disk
 from ..views import history_view, video_url
 
 __all__ = ["ROUTES", "current_session", "history_payload", "int_param"]
 
 TEMPLATES = Jinja2Templates(directory=str(Path(__file__).resolve().parent.parent / "templates"))
-MAX_UPLOAD_BYTES = 50 * 1024 * 1024
 _KEY_RE = re.compile(r"^[0-9a-f]{64}$")
 _SAFE_NAME_RE = re.compile(r"[^A-Za-z0-9._ -]+")
 
@@ -243,36 +243,30 @@ def _upload_name(raw: str | None) -> str:
 async def attach_file(request: Request) -> Response:
     panel = _panel(request)
     name = _upload_name(request.query_params.get("name"))
-    data = await request.body()
-    if not data:
-        raise BadRequest("the uploaded file is empty", hint="choose a file with some content")
-    if len(data) > MAX_UPLOAD_BYTES:
-        raise BadRequest(
-            f"{name} is {len(data):,} bytes, over the {MAX_UPLOAD_BYTES:,}-byte upload limit",
-            hint="attach it from the command line: chatkeep attach FILE",
-        )
     from ... import attach_file as attach_path
     from ... import attach_image
 
     title = request.query_params.get("title") or None
     mode = request.query_params.get("mode") or None
     summarize = _summarizer(panel)
-    content_type = request.headers.get("content-type", "")
+    is_image = request.headers.get("content-type", "").startswith("image/")
+    budgets = panel.bodies
+    async with upload_to_disk(request, budgets.uploads, name) as (path, size):
+        if not size:
+            raise BadRequest("the uploaded file is empty", hint="choose a file with some content")
 
-    def run() -> Any:
-        if content_type.startswith("image/"):
-            return attach_image(
-                panel.store, data, name=name, title=title, mode=mode, summarize=summarize
-            )
-        # The extractors read files; the upload lives in a private temporary directory.
-        with tempfile.TemporaryDirectory(prefix="chatkeep-upload-") as tmp:
-            path = Path(tmp) / name
-            path.write_bytes(data)
+        def run() -> Any:
+            if is_image:  # as pasted bytes: the chip names the file, not the temporary path
+                data = path.read_bytes()
+                return attach_image(
+                    panel.store, data, name=name, title=title, mode=mode, summarize=summarize
+                )
             return attach_path(
                 panel.store, path, title=title or name, mode=mode, summarize=summarize
             )
 
-    result = await threaded(run)
+        async with budgets.attach_slots:  # the waiting uploads stay on disk
+            result = await threaded(run)
     return await _attached(panel, result)
 
 
