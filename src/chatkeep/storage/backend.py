@@ -232,6 +232,8 @@ class Backend(ABC):
                 if self.query("SELECT 1 FROM ck_migrations WHERE name=?", (migration.name,)):
                     continue
                 for stmt in migration.statements:
+                    if self._column_there(stmt):
+                        continue  # the bookkeeping row was lost, the schema change was not
                     self.execute(stmt.replace("{blob}", self.blob_type))
                 if migration.run is not None and migration.run(self) is False:
                     continue
@@ -239,6 +241,20 @@ class Backend(ABC):
                     "INSERT INTO ck_migrations (name, applied_at) VALUES (?, ?)",
                     (migration.name, now_ms()),
                 )
+
+    #: Whether ``table`` has ``column``: one row when it does (parameters: table, column).
+    column_probe = ""
+
+    def _column_there(self, stmt: str) -> bool:
+        """Whether ``stmt`` adds a column that is already there: ``ADD COLUMN`` is the one
+        schema change without ``IF NOT EXISTS`` on both databases, so a store whose
+        ``ck_migrations`` table was lost can apply its migrations again."""
+        words = stmt.split()
+        if len(words) < 6 or [w.upper() for w in words[:2] + words[3:5]] != [
+            "ALTER", "TABLE", "ADD", "COLUMN",
+        ]:  # fmt: skip
+            return False
+        return bool(self.query(self.column_probe, (words[2], words[5])))
 
     def _all_applied(self) -> bool:
         try:

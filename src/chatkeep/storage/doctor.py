@@ -106,15 +106,24 @@ def _missing_detail(missing: set[str]) -> str:
     )
 
 
+def _text(value: Any) -> str:
+    """A stored value as text: SQLite keeps whatever was written behind chatkeep's back (raw
+    bytes, a number), which is checked, and quarantined if it does not read, like any text."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).decode("utf-8", "replace")
+    return str(value)
+
+
 def _owners(tx: Tx) -> dict[str, str]:
     """Every blob owner of the profile and its stored text."""
-    out = {"k:" + k: v for k, v in tx.rows("SELECT key, value FROM ck_kv WHERE profile=?")}
-    out.update(
-        {f"h:{p}": v for p, v in tx.rows("SELECT pos, value FROM ck_history WHERE profile=?")}
-    )
-    out.update(
-        {f"a:{s}": v for s, v in tx.rows("SELECT seq, value FROM ck_archive WHERE profile=?")}
-    )
+    out = {"k:" + k: _text(v) for k, v in tx.rows("SELECT key, value FROM ck_kv WHERE profile=?")}
+    for owner, sql in (
+        ("h:", "SELECT pos, value FROM ck_history WHERE profile=?"),
+        ("a:", "SELECT seq, value FROM ck_archive WHERE profile=?"),
+    ):
+        out.update({f"{owner}{n}": _text(v) for n, v in tx.rows(sql)})
     return out
 
 

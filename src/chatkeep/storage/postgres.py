@@ -119,6 +119,10 @@ def _redact(url: str) -> str:
 class PostgresBackend(Backend):
     dialect = "postgresql"
     blob_type = "BYTEA"
+    column_probe = (
+        "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()"
+        " AND table_name = ? AND column_name = ?"
+    )
     bytes_len = "octet_length"
     substring_fn = "strpos"
     joined_history_sql = (

@@ -114,6 +114,7 @@ class SQLiteBackend(Backend):
     cross_join = "CROSS JOIN"
     local = True
     blob_type = "BLOB"
+    column_probe = "SELECT 1 FROM pragma_table_info(?) WHERE name = ?"
     bytes_len = "length"
 
     def __init__(self, path: str) -> None:

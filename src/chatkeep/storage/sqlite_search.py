@@ -94,7 +94,7 @@ def _create_session_text(backend: Backend) -> bool:
     for stmt in _TEXT_TABLE:
         backend.execute(stmt)
     backend.execute(
-        "INSERT INTO ck_session_text (profile, id, digest)"
+        "INSERT OR IGNORE INTO ck_session_text (profile, id, digest)"
         " SELECT profile, id, digest FROM ck_session_fts"
     )
     backend.execute("DROP TABLE ck_session_fts")
@@ -136,7 +136,7 @@ def _create_session_names(backend: Backend) -> bool:
     except sqlite3.OperationalError:
         return False
     backend.execute(
-        "INSERT INTO ck_session_name (profile, ord, name_lc)"
+        "INSERT OR IGNORE INTO ck_session_name (profile, ord, name_lc)"
         " SELECT profile, ord, name_lc FROM ck_sessions"
     )
     return True
