@@ -4,6 +4,9 @@
 * every string — values, object keys, names, queries — is valid Unicode (no lone surrogates);
 * object keys are strings; storage keys are non-empty, NUL-free and at most
   :data:`MAX_KEY_CHARS` characters;
+* ids — a saved session's (a framework conversation is one), a profile's — follow the same
+  rule (:func:`check_id`): non-empty, NUL-free, valid Unicode, and short enough that every key
+  built from them fits :data:`MAX_KEY_CHARS`;
 * integers fit in 64 bits and floats are finite, so every other JSON reader reads them back;
 * JSON texts (imports, panel bodies) are parsed by :func:`parse_json`, which applies the same
   limits while parsing and never raises anything but :class:`~chatkeep.errors.InvalidValue`.
@@ -29,6 +32,11 @@ ENTRY_MAX_DEPTH = MAX_DEPTH - 1
 #: Import documents and panel bodies wrap stored values in at most two more levels.
 DOCUMENT_MAX_DEPTH = MAX_DEPTH + 2
 MAX_KEY_CHARS = 200
+#: A saved session is stored under ``session_<id>`` (``evicted_<id>`` once evicted): its id is
+#: a key less the longest of those 8-character prefixes.
+MAX_ID_CHARS = MAX_KEY_CHARS - len("evicted_")
+#: Profile names are shorter still: a profile is a column, shown in every listing.
+MAX_PROFILE_CHARS = 100
 MAX_INT = 2**63 - 1
 MIN_INT = -(2**63)
 #: Digits of an integer literal in a JSON text (19 fit in 64 bits; a sign is one more char).
@@ -160,6 +168,41 @@ def check_key(key: Any) -> str:
     if not is_unicode(key):
         raise InvalidValue("storage key is not valid Unicode (a lone surrogate)")
     return key
+
+
+def id_problem(value: Any, max_chars: int = MAX_ID_CHARS) -> str | None:
+    """Why ``value`` cannot be an id (session, framework conversation, profile), or ``None``."""
+    if not isinstance(value, str):
+        return f"it must be a string, got {type(value).__name__}"
+    if not value:
+        return "it is empty"
+    if len(value) > max_chars:
+        return f"it has {len(value)} characters, more than the {max_chars}-character limit"
+    if "\x00" in value:
+        return "it contains a NUL character"
+    if not is_unicode(value):
+        return "it is not valid Unicode (a lone surrogate)"
+    return None
+
+
+def check_id(
+    value: Any,
+    what: str = "the session id",
+    *,
+    max_chars: int = MAX_ID_CHARS,
+    hint: str = "pass a short stable id such as 'user-42' or a uuid hex",
+) -> str:
+    """An id at the public boundary: the one rule of :func:`id_problem`, else
+    :class:`InvalidValue` (raised before anything is read or written)."""
+    why = id_problem(value, max_chars)
+    if why is not None:
+        shown = _shown(value) if isinstance(value, str) else type(value).__name__
+        raise InvalidValue(
+            f"{what} {shown} cannot be used: {why}",
+            hint=f"{hint} (ids are non-empty, NUL-free Unicode text of at most "
+            f"{max_chars} characters)",
+        )
+    return value
 
 
 def _parse_int(text: str) -> int:
