@@ -8,6 +8,10 @@
   rule (:func:`check_id`): non-empty, NUL-free, valid Unicode, and short enough that every key
   built from them fits :data:`MAX_KEY_CHARS`;
 * integers fit in 64 bits and floats are finite, so every other JSON reader reads them back;
+* token counts are integers from 0 to :data:`MAX_INT` (a provider's count outside that range is
+  not stored; totals stop at :data:`MAX_INT`, :func:`add_counts`) and prices per million tokens
+  are finite numbers from 0 to :data:`MAX_PRICE` (:func:`price_problem`), so every cost is
+  finite and every ``--json`` output is strict JSON;
 * JSON texts (imports, panel bodies) are parsed by :func:`parse_json`, which applies the same
   limits while parsing and never raises anything but :class:`~chatkeep.errors.InvalidValue`.
 
@@ -24,7 +28,7 @@ from .errors import InvalidValue
 
 TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypeGuard
 
 MAX_DEPTH = 100
 #: History entries nest one level less, so a list of them (a saved session's body) fits too.
@@ -39,6 +43,8 @@ MAX_ID_CHARS = MAX_KEY_CHARS - len("evicted_")
 MAX_PROFILE_CHARS = 100
 MAX_INT = 2**63 - 1
 MIN_INT = -(2**63)
+#: The highest price per million tokens a card may carry: a currency unit per token.
+MAX_PRICE = 1_000_000.0
 #: Digits of an integer literal in a JSON text (19 fit in 64 bits; a sign is one more char).
 _MAX_INT_DIGITS = 20
 
@@ -203,6 +209,25 @@ def check_id(
             f"{max_chars} characters)",
         )
     return value
+
+
+def is_count(value: Any) -> TypeGuard[int]:
+    """Whether ``value`` is a token count that can be stored: an ``int`` from 0 to 2**63 − 1."""
+    return type(value) is int and 0 <= value <= MAX_INT
+
+
+def add_counts(a: int, b: int) -> int:
+    """``a + b`` stopped at :data:`MAX_INT`: totals of counts stay within 64 bits."""
+    return min(a + b, MAX_INT)
+
+
+def price_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be a price per million tokens, or ``None``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"it must be a number, got {value!r}"
+    if not math.isfinite(value) or not 0 <= value <= MAX_PRICE:
+        return f"it must be a number from 0 to {MAX_PRICE:,.0f}, got {value!r}"
+    return None
 
 
 def _parse_int(text: str) -> int:

@@ -71,9 +71,7 @@ def _longest_id() -> str:
     return head + "Z" * (MAX_ID_CHARS - len(head))
 
 
-def test_the_longest_id_round_trips_through_both_adapters(
-    store: chatkeep.Store, spec: Any
-) -> None:
+def test_the_longest_id_round_trips_through_both_adapters(store: chatkeep.Store, spec: Any) -> None:
     """An id of exactly the limit, mixed case and non-ASCII, reads back through a new adapter
     on a new connection, and is the session's id in the drawer."""
     sid = _longest_id()
@@ -90,9 +88,7 @@ def test_the_longest_id_round_trips_through_both_adapters(
         assert {r["id"] for r in again.sessions.list()} == {sid, lc_id}
 
 
-def test_a_framework_id_is_shown_by_the_console_script(
-    store: chatkeep.Store, spec: Any
-) -> None:
+def test_a_framework_id_is_shown_by_the_console_script(store: chatkeep.Store, spec: Any) -> None:
     """`chatkeep sessions show ID` finds a framework session by its full mixed-case id (ids
     are matched exactly before prefixes are matched case-insensitively)."""
     sid = "Agent-User-42"
