@@ -4,7 +4,14 @@
 * every string — values, object keys, names, queries — is valid Unicode (no lone surrogates);
 * object keys are strings; storage keys are non-empty, NUL-free and at most
   :data:`MAX_KEY_CHARS` characters;
+* ids — a saved session's (a framework conversation is one), a profile's — follow the same
+  rule (:func:`check_id`): non-empty, NUL-free, valid Unicode, and short enough that every key
+  built from them fits :data:`MAX_KEY_CHARS`;
 * integers fit in 64 bits and floats are finite, so every other JSON reader reads them back;
+* token counts are integers from 0 to :data:`MAX_INT` (a provider's count outside that range is
+  not stored; totals stop at :data:`MAX_INT`, :func:`add_counts`) and prices per million tokens
+  are finite numbers from 0 to :data:`MAX_PRICE` (:func:`price_problem`), so every cost is
+  finite and every ``--json`` output is strict JSON;
 * JSON texts (imports, panel bodies) are parsed by :func:`parse_json`, which applies the same
   limits while parsing and never raises anything but :class:`~chatkeep.errors.InvalidValue`.
 
@@ -21,7 +28,7 @@ from .errors import InvalidValue
 
 TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, TypeGuard
 
 MAX_DEPTH = 100
 #: History entries nest one level less, so a list of them (a saved session's body) fits too.
@@ -29,8 +36,15 @@ ENTRY_MAX_DEPTH = MAX_DEPTH - 1
 #: Import documents and panel bodies wrap stored values in at most two more levels.
 DOCUMENT_MAX_DEPTH = MAX_DEPTH + 2
 MAX_KEY_CHARS = 200
+#: A saved session is stored under ``session_<id>`` (``evicted_<id>`` once evicted): its id is
+#: a key less the longest of those 8-character prefixes.
+MAX_ID_CHARS = MAX_KEY_CHARS - len("evicted_")
+#: Profile names are shorter still: a profile is a column, shown in every listing.
+MAX_PROFILE_CHARS = 100
 MAX_INT = 2**63 - 1
 MIN_INT = -(2**63)
+#: The highest price per million tokens a card may carry: a currency unit per token.
+MAX_PRICE = 1_000_000.0
 #: Digits of an integer literal in a JSON text (19 fit in 64 bits; a sign is one more char).
 _MAX_INT_DIGITS = 20
 
@@ -160,6 +174,60 @@ def check_key(key: Any) -> str:
     if not is_unicode(key):
         raise InvalidValue("storage key is not valid Unicode (a lone surrogate)")
     return key
+
+
+def id_problem(value: Any, max_chars: int = MAX_ID_CHARS) -> str | None:
+    """Why ``value`` cannot be an id (session, framework conversation, profile), or ``None``."""
+    if not isinstance(value, str):
+        return f"it must be a string, got {type(value).__name__}"
+    if not value:
+        return "it is empty"
+    if len(value) > max_chars:
+        return f"it has {len(value)} characters, more than the {max_chars}-character limit"
+    if "\x00" in value:
+        return "it contains a NUL character"
+    if not is_unicode(value):
+        return "it is not valid Unicode (a lone surrogate)"
+    return None
+
+
+def check_id(
+    value: Any,
+    what: str = "the session id",
+    *,
+    max_chars: int = MAX_ID_CHARS,
+    hint: str = "pass a short stable id such as 'user-42' or a uuid hex",
+) -> str:
+    """An id at the public boundary: the one rule of :func:`id_problem`, else
+    :class:`InvalidValue` (raised before anything is read or written)."""
+    why = id_problem(value, max_chars)
+    if why is not None:
+        shown = _shown(value) if isinstance(value, str) else type(value).__name__
+        raise InvalidValue(
+            f"{what} {shown} cannot be used: {why}",
+            hint=f"{hint} (ids are non-empty, NUL-free Unicode text of at most "
+            f"{max_chars} characters)",
+        )
+    return value
+
+
+def is_count(value: Any) -> TypeGuard[int]:
+    """Whether ``value`` is a token count that can be stored: an ``int`` from 0 to 2**63 − 1."""
+    return type(value) is int and 0 <= value <= MAX_INT
+
+
+def add_counts(a: int, b: int) -> int:
+    """``a + b`` stopped at :data:`MAX_INT`: totals of counts stay within 64 bits."""
+    return min(a + b, MAX_INT)
+
+
+def price_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be a price per million tokens, or ``None``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"it must be a number, got {value!r}"
+    if not math.isfinite(value) or not 0 <= value <= MAX_PRICE:
+        return f"it must be a number from 0 to {MAX_PRICE:,.0f}, got {value!r}"
+    return None
 
 
 def _parse_int(text: str) -> int:

@@ -15,7 +15,7 @@ import sys
 
 from .constants import DEFAULT_UNSEEN_BUDGET
 from .errors import InvalidValue, StoreError
-from .limits import check_text
+from .limits import MAX_PROFILE_CHARS, check_id, check_text
 from .storage.backend import Backend
 from .storage.profile import Profile
 
@@ -23,8 +23,6 @@ TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need i
 if TYPE_CHECKING:
     from .conversation import Chat
     from .providers import CardRegistry
-
-MAX_PROFILE_CHARS = 100
 
 
 def default_store_path() -> str:
@@ -86,19 +84,18 @@ def open(url: str | None = None, *, profile: str | None = None) -> Store:  # noq
     ``CHATKEEP_PROFILE``, else ``"default"``) or a name."""
     if profile is None:
         profile = os.environ.get("CHATKEEP_PROFILE") or "default"
-    if isinstance(profile, str):
-        check_text(profile, "the profile name")
+    check_id(
+        profile,
+        "the profile name",
+        max_chars=MAX_PROFILE_CHARS,
+        hint="pass profile='default' or another short name",
+    )
     if url is not None and not isinstance(url, str | os.PathLike):
         raise InvalidValue(f"the store URL must be a string, got {type(url).__name__}")
     if isinstance(url, str):
         check_text(url, "the store URL")
     if isinstance(url, os.PathLike):
         url = os.fspath(url)
-    if not isinstance(profile, str) or not profile or len(profile) > MAX_PROFILE_CHARS:
-        raise InvalidValue(
-            f"profile must be a non-empty string of at most {MAX_PROFILE_CHARS} characters",
-            hint="pass profile='default' or another short name",
-        )
     target = url or os.environ.get("CHATKEEP_STORE")
     if not target:
         target = default_store_path()

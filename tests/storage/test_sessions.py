@@ -118,7 +118,8 @@ def test_update_writes_back_keeping_row(store: chatkeep.Store) -> None:
     assert row == {**a, "pinned": True}
     assert store.sessions.get(a["id"])["history"] == store.history.read()
     assert [r["name"] for r in store.local.get("savedSessions")] == ["A", "B"]
-    assert store.sessions.update("") is None
+    with pytest.raises(chatkeep.InvalidValue):
+        store.sessions.update("")  # not an id (the one id rule)
     assert store.sessions.update("unknown") is None
     store.history.clear()
     assert store.sessions.update(a["id"]) is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -44,11 +45,30 @@ def plain(text: Any) -> str:
 _JSON_CONTROL = {c: f"\\u{c:04x}" for c in range(0x7F, 0xA0)}
 
 
-def json_text(value: Any) -> str:
-    """The stable JSON of every ``--json`` output, with its final newline (no raw controls)."""
+def json_text(value: Any, *, indent: int | None = 2) -> str:
+    """The stable JSON of every ``--json`` output, with its final newline (no raw controls).
+
+    Strict JSON: the library bounds every number it reports (SPEC §12), and a non-finite float
+    that got past that anyway is written as ``null``, never as ``Infinity`` or ``NaN``, which
+    strict parsers refuse."""
     import json  # here, not at import: it loads `re`, which text output never needs
 
-    return json.dumps(value, ensure_ascii=False, indent=2).translate(_JSON_CONTROL) + "\n"
+    try:
+        text = json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False)
+    except ValueError:  # an out-of-range float: the only value allow_nan=False refuses
+        text = json.dumps(_finite(value), ensure_ascii=False, indent=indent, allow_nan=False)
+    return text.translate(_JSON_CONTROL) + "\n"
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every non-finite float replaced by ``None``."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
 
 
 def echo_json(value: Any) -> None:

@@ -156,6 +156,6 @@ def import_cmd(ctx, file: str, source: str, replace: bool, as_json: bool) -> Non
         if file == "-":
             os.unlink(path)
     if as_json:
-        click.echo(json.dumps(report))
+        click.echo(json.dumps(report, allow_nan=False))  # strict JSON: counts only
     else:
         click.echo(_summary(report))

@@ -13,18 +13,15 @@ from collections.abc import Callable
 from typing import Any
 
 import chatkeep
+from chatkeep.limits import check_id
 
 Entry = dict[str, Any]
-SESSION_ID_MAX = 192
 
 
 def check_session_id(session_id: Any) -> str:
-    if not isinstance(session_id, str) or not session_id or len(session_id) > SESSION_ID_MAX:
-        raise chatkeep.InvalidValue(
-            f"a session id must be a non-empty string of at most {SESSION_ID_MAX} characters",
-            hint="pass a short stable id such as 'user-42' or a uuid hex",
-        )
-    return session_id
+    """A framework's session id: chatkeep's one id rule (:func:`chatkeep.limits.check_id`),
+    checked when the adapter is made, so no adapter can write what cannot be read back."""
+    return check_id(session_id, "the framework session id")
 
 
 class SavedConversation:

@@ -52,6 +52,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from ..errors import ProviderConfigError, UnknownProvider
+from ..limits import MAX_PRICE, price_problem
 from ..rules.cache import accepts_prompt_cache_key
 from ..rules.wire.base import api_root  # one base-URL rule for requests and SDKs
 
@@ -242,8 +243,12 @@ PRICE_KEYS = ("input", "cachedRead", "cacheWrite", "output")
 
 
 def _validate_prices(prices: Any, where: str) -> dict[str, float]:
-    """``{input, output[, cachedRead, cacheWrite]}``: finite numbers ≥ 0, per million tokens."""
-    hint = "prices are per million tokens, e.g. {input: 2.5, cachedRead: 0.25, output: 10}"
+    """``{input, output[, cachedRead, cacheWrite]}``: finite numbers from 0 to
+    :data:`~chatkeep.limits.MAX_PRICE`, per million tokens."""
+    hint = (
+        "prices are per million tokens, e.g. {input: 2.5, cachedRead: 0.25, output: 10}, "
+        f"at most {MAX_PRICE:,.0f} (a currency unit per token)"
+    )
     if not isinstance(prices, Mapping):
         raise ProviderConfigError(f"{where}: prices must be an object", hint=hint)
     unknown = sorted(str(k) for k in prices if k not in PRICE_KEYS)
@@ -256,15 +261,9 @@ def _validate_prices(prices: Any, where: str) -> dict[str, float]:
         if key not in prices:
             continue
         value = prices[key]
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-            or value < 0
-        ):
-            raise ProviderConfigError(
-                f"{where}: prices.{key} must be a number ≥ 0, got {value!r}", hint=hint
-            )
+        why = price_problem(value)
+        if why is not None:
+            raise ProviderConfigError(f"{where}: prices.{key}: {why}", hint=hint)
         out[key] = float(value)
     for key in ("input", "output"):
         if key not in out:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..limits import MAX_INT, is_count
 from ._errors import network_error
 
 __all__ = ["Done", "Event", "TextDelta", "ended_early"]
@@ -48,14 +49,17 @@ Event = TextDelta | Done
 
 
 def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    """A reported count, or 0 when the provider gave none usable (not an integer from 1 to
+    2**63 − 1: such a count cannot be stored, SPEC §12)."""
+    return value if is_count(value) else 0
 
 
 def usage_dict(
     prompt: Any, completion: Any, cached_read: Any = 0, cache_write: Any = 0
 ) -> dict[str, int] | None:
-    """Normalised usage (``input`` = every prompt token), or ``None`` without a prompt count."""
-    if not isinstance(prompt, int) or isinstance(prompt, bool):
+    """Normalised usage (``input`` = every prompt token), or ``None`` without a prompt count
+    that can be stored (an integer within 64 bits): the reply is then kept without usage."""
+    if not isinstance(prompt, int) or isinstance(prompt, bool) or prompt > MAX_INT:
         return None
     return {
         "input": _int(prompt),

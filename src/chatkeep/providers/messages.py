@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from ..errors import ChatkeepError, ProviderConfigError
+from ..limits import is_count
 from . import _errors
 from ._sdk import CONNECT_TIMEOUT, NO_KEY, cancelled, run_sdk_call
 from .cards import Card, sdk_base_url
@@ -111,13 +112,18 @@ def _read_usage(usage: Any, into: dict[str, Any], *, later: bool = False) -> Non
             into[key] = value
 
 
+def _count(value: Any) -> int:
+    """A reported count within 64 bits, else 0 (a missing or unusable figure)."""
+    return value if is_count(value) else 0
+
+
 def anthropic_usage(fields: Mapping[str, Any]) -> dict[str, int] | None:
     """Normalised usage: ``input`` = input + cache read + cache creation tokens."""
     base = fields.get("input_tokens")
-    if not isinstance(base, int):
+    if not is_count(base):
         return None
-    read = fields.get("cache_read_input_tokens") or 0
-    write = fields.get("cache_creation_input_tokens") or 0
+    read = _count(fields.get("cache_read_input_tokens"))
+    write = _count(fields.get("cache_creation_input_tokens"))
     return usage_dict(base + read + write, fields.get("output_tokens"), read, write)
 
 

@@ -17,15 +17,24 @@ price).
 - :func:`prices_from_settings(settings)` — a ``prices_of`` that reads the card named by each
   entry's ``provider.name`` in ``settings["providers"]``.
 - :func:`add_totals(a, b)` — two totals combined.
+
+Every figure is bounded (SPEC §12, :mod:`chatkeep.limits`): a usage whose counts are not
+integers from 0 to 2**63 − 1 is not counted (an older store or a hand-made entry may hold one);
+token totals and the turn count stop at 2**63 − 1; a price that is not a finite number from 0
+to :data:`~chatkeep.limits.MAX_PRICE` leaves the turn unpriced. So ``cost`` is always a finite
+number (or ``None``) and every total fits in 64 bits.
 """
 
 from __future__ import annotations
 
+import math
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ..entries import USAGE_KEYS, Entry, is_usage, require_entry_list
 from ..errors import InvalidEntry
+from ..limits import add_counts, is_count, price_problem
 
 __all__ = [
     "EMPTY_TOTALS",
@@ -51,16 +60,21 @@ EMPTY_TOTALS: dict[str, Any] = {
 
 def _price(prices: Mapping[str, Any], key: str) -> float | None:
     value = prices.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float):
+    if value is None or price_problem(value) is not None:
         return None
     return float(value)
+
+
+def _counted(usage: Any) -> bool:
+    """A usage object whose four counts can be totalled (each within 64 bits)."""
+    return is_usage(usage) and all(is_count(usage[k]) for k in USAGE_KEYS)
 
 
 def turn_cost(usage: Mapping[str, Any] | None, prices: Mapping[str, Any] | None) -> float | None:
     """Estimated cost of one turn (module docstring), or ``None``."""
     if not isinstance(usage, Mapping) or not isinstance(prices, Mapping):
         return None
-    if not usage or not prices or not is_usage(dict(usage)):
+    if not usage or not prices or not _counted(dict(usage)):
         return None
     base = _price(prices, "input")
     out = _price(prices, "output")
@@ -82,11 +96,18 @@ def turn_cost(usage: Mapping[str, Any] | None, prices: Mapping[str, Any] | None)
 
 def add_totals(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
     """Two totals combined (``cost`` stays ``None`` only when neither side is priced)."""
-    out: dict[str, Any] = {k: a[k] + b[k] for k in ("turns", *USAGE_KEYS, "pricedTurns")}
+    keys = ("turns", *USAGE_KEYS, "pricedTurns")
+    out: dict[str, Any] = {k: add_counts(a[k], b[k]) for k in keys}
     costs = [c for c in (a.get("cost"), b.get("cost")) if c is not None]
-    out["cost"] = sum(costs) if costs else None
+    out["cost"] = _finite(sum(costs)) if costs else None
     out["cacheHitRate"] = out["cachedRead"] / out["input"] if out["input"] else 0.0
     return out
+
+
+def _finite(cost: float) -> float:
+    """A cost sum as a finite number (bounded prices and counts keep it far below the float
+    limit; this is the last guard, so ``--json`` never prints ``Infinity``)."""
+    return cost if math.isfinite(cost) else sys.float_info.max
 
 
 def usage_totals(entries: Iterable[Entry], prices_of: PricesOf | None = None) -> dict[str, Any]:
@@ -98,16 +119,17 @@ def usage_totals(entries: Iterable[Entry], prices_of: PricesOf | None = None) ->
     cost = 0.0
     for entry in entries:
         usage = entry.get("usage") if isinstance(entry, dict) else None
-        if entry.get("role") != "assistant" or not isinstance(usage, dict) or not is_usage(usage):
+        if entry.get("role") != "assistant" or not _counted(usage):
             continue
-        totals["turns"] += 1
+        assert isinstance(usage, dict)
+        totals["turns"] = add_counts(totals["turns"], 1)
         for key in USAGE_KEYS:
-            totals[key] += usage[key]
+            totals[key] = add_counts(totals[key], usage[key])
         price = turn_cost(usage, prices_of(entry) if prices_of else None)
         if price is not None:
-            totals["pricedTurns"] += 1
+            totals["pricedTurns"] = add_counts(totals["pricedTurns"], 1)
             cost += price
-    totals["cost"] = cost if totals["pricedTurns"] else None
+    totals["cost"] = _finite(cost) if totals["pricedTurns"] else None
     totals["cacheHitRate"] = totals["cachedRead"] / totals["input"] if totals["input"] else 0.0
     return totals
 

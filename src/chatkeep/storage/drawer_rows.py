@@ -7,6 +7,7 @@ import datetime as _dt
 from ..constants import AUTO_NAME_MAX, SESSION_NAME_MAX
 from ..entries import is_attachment
 from ..errors import InvalidValue
+from ..limits import check_id as _check_id
 from ..limits import check_text
 from .sql import now_ms
 
@@ -35,12 +36,8 @@ def auto_name(history: Entries, today: _dt.date | None = None) -> str:
 
 
 def check_id(session_id: Any) -> str:
-    if not isinstance(session_id, str):
-        raise InvalidValue(
-            f"a session id must be a string, got {type(session_id).__name__}",
-            hint="list ids with `chatkeep sessions list`",
-        )
-    return check_text(session_id, "the session id")
+    """A session id given to ``store.sessions``: the one id rule of :mod:`chatkeep.limits`."""
+    return _check_id(session_id, hint="list ids with `chatkeep sessions list`")
 
 
 def light(row: Row) -> Row:

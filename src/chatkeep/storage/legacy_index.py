@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..constants import SESSION_BODY_PREFIX, SESSIONS_INDEX_KEY, TEXT_DIGEST_CAP
 from ..digest import digest_json, hex_of
 from ..entries import entry_text
-from ..limits import MAX_KEY_CHARS, is_unicode
+from ..limits import id_problem
 
 TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
 if TYPE_CHECKING:
@@ -44,15 +44,9 @@ def legacy_id(row: dict[str, Any]) -> str:
 
 
 def usable_id(value: Any) -> bool:
-    """Whether ``value`` can be a session id: a non-empty NUL-free Unicode string whose body
-    key fits the key limit."""
-    return (
-        isinstance(value, str)
-        and bool(value)
-        and "\x00" not in value
-        and len(body_key(value)) <= MAX_KEY_CHARS
-        and is_unicode(value)
-    )
+    """Whether ``value`` can be a session id (the id rule of :func:`chatkeep.limits.check_id`:
+    a non-empty NUL-free Unicode string whose body key fits the key limit)."""
+    return id_problem(value) is None
 
 
 def needs_migration(raw: Any) -> bool:

@@ -13,6 +13,11 @@ Writers take the session lock, then the history lock (one backend write transact
 both), never the reverse. Switching (``load``, ``new``) writes the live conversation back first,
 in the switch's transaction (:mod:`.switching`); the ``maxSessions`` cap moves sessions to the
 evicted list, never destroys them (:mod:`.evicted`). Only ``delete`` and ``clear_all`` destroy.
+
+Every method that takes a session id checks it first with the one id rule of
+:func:`chatkeep.limits.check_id` (non-empty, NUL-free, valid Unicode, at most
+:data:`~chatkeep.limits.MAX_ID_CHARS` characters): an id that could not be read back is
+refused with :class:`InvalidValue` before anything is read or written.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from ..constants import ACTIVE_SESSION_KEY, SESSION_BODY_PREFIX, SESSIONS_INDEX_
 from ..entries import validate_entries, validate_entry
 from ..errors import InvalidValue, NotFound
 from ..limits import check_count, check_text
+from ..limits import check_id as check_id_as
 from . import codec
 from . import evicted as _evicted
 from .body_append import extend_body
@@ -53,8 +59,6 @@ if TYPE_CHECKING:
     from .sql import Tx
 
 __all__ = ["MIN_ID_PREFIX", "Sessions", "auto_name"]
-
-_ID_MAX = 192  # "session_" + id stays within the 200-character key limit
 
 #: Fewest characters of a session id that :meth:`Sessions.resolve` accepts as a prefix.
 MIN_ID_PREFIX = 4
@@ -121,23 +125,27 @@ class Sessions(Switching):
         drawer's sessions (``evicted=False``), the evicted ones (``True``) or both (``None``).
         Raises :class:`NotFound` when none matches (saying so when only an evicted session
         does) and :class:`InvalidValue` when several do."""
-        given = prefix.strip().lower() if isinstance(prefix, str) else ""
+        raw = prefix if isinstance(prefix, str) else ""
+        exact = raw.strip()
+        given = exact.lower()  # prefixes match case-insensitively; a full id exactly first
         self._ensure_migrated()
         with self._b.transaction(self._profile, write=False) as tx:
             drawer = [] if evicted else tx.index_ids()
             # evicted ids are read for `evicted=False` too, to say where a missing id went
-            gone = _evicted.evicted_ids(tx) if evicted is not False or given not in drawer else []
+            missing = not {raw, exact, given} & set(drawer)
+            gone = _evicted.evicted_ids(tx) if evicted is not False or missing else []
         ids = drawer if evicted is False else [*drawer, *gone]
-        if given in ids:
-            return given
+        for full in (raw, exact, given):
+            if full and full in ids:
+                return full
         if len(given) < MIN_ID_PREFIX:
             raise InvalidValue(
                 f"session id {prefix!r} is too short: give at least {MIN_ID_PREFIX} characters",
                 hint="list ids with `chatkeep sessions list`",
             )
-        found = [i for i in ids if i.startswith(given)]
+        found = [i for i in ids if i.lower().startswith(given)]
         if not found:
-            if evicted is False and any(i.startswith(given) for i in gone):
+            if evicted is False and any(i.lower().startswith(given) for i in gone):
                 raise NotFound(
                     f"session {prefix!r} left the drawer (maxSessions); it is in the evicted list",
                     hint=f"bring it back with `chatkeep sessions restore {prefix}`",
@@ -160,14 +168,12 @@ class Sessions(Switching):
         check_id(session_id)
         self._ensure_migrated()
         with self._b.transaction(self._profile, write=False) as tx:
-            found = tx.index_find(session_id) if session_id else None
+            found = tx.index_find(session_id)
         return None if found is None else light(found[1])
 
     def get(self, session_id: str) -> Row | None:
         check_id(session_id)
         self._ensure_migrated()
-        if not isinstance(session_id, str) or not session_id:
-            return None
         with self._b.transaction(self._profile, write=False) as tx:
             found = tx.index_find(session_id)
             gone = _evicted.find(tx, session_id) if found is None else None
@@ -241,12 +247,7 @@ class Sessions(Switching):
         with self._b.transaction(self._profile) as tx:
             known: set[str] = set()  # ids of this batch; earlier ones are looked up
             for row, body in sessions:
-                sid = row.get("id")
-                if not isinstance(sid, str) or not sid or len(sid) > _ID_MAX:
-                    raise InvalidValue(
-                        f"a session id must be a non-empty string of at most {_ID_MAX} characters",
-                        hint="derive ids from the source's own conversation ids",
-                    )
+                sid = check_id_as(row.get("id"), hint="derive ids from the source's own ids")
                 if sid in known or tx.index_has_id(sid):
                     continue
                 validate_entries(body)
@@ -293,8 +294,7 @@ class Sessions(Switching):
         return row
 
     def update(self, session_id: str) -> Row | None:
-        if not check_id(session_id):
-            return None
+        check_id(session_id)
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
             live = self._history.entries_in(tx)
@@ -303,15 +303,15 @@ class Sessions(Switching):
             return self._write_into(tx, session_id, live)
 
     def append(self, session_id: str, entry: dict[str, Any]) -> Row | None:
+        check_id(session_id)
         validate_entry(entry)
         return self.extend(session_id, [entry])
 
     def extend(self, session_id: str, entries: Entries) -> Row | None:
         """Append ``entries`` to a saved body (unknown id → ``None``); what it holds already
         is not read back or written again (:mod:`.body_append`)."""
+        check_id(session_id)
         validate_entries(entries)
-        if not check_id(session_id):
-            return None
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
             found = tx.index_find(session_id)
@@ -330,8 +330,7 @@ class Sessions(Switching):
     def modify(self, session_id: str, fn: Callable[[Entries], Entries | None]) -> Row | None:
         """Read–modify–write of one saved body under the session lock: ``fn(body)`` returns the
         new body (validated, digest updated) or ``None`` for no change. Unknown id → ``None``."""
-        if not check_id(session_id):
-            return None
+        check_id(session_id)
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
             body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
@@ -346,8 +345,6 @@ class Sessions(Switching):
     def _edit_row(self, session_id: str, **changes: Any) -> bool:
         check_id(session_id)
         self._ensure_migrated()
-        if not isinstance(session_id, str) or not session_id:
-            return False
         with self._b.transaction(self._profile) as tx:
             found = tx.index_find(session_id)
             if found is None:
@@ -366,8 +363,6 @@ class Sessions(Switching):
         """Destroy one session, in the drawer or in the evicted list, and its body."""
         check_id(session_id)
         self._ensure_migrated()
-        if not isinstance(session_id, str) or not session_id:
-            return False
         with self._b.transaction(self._profile) as tx:
             if tx.index_find(session_id) is not None:
                 tx.index_delete_ids([session_id])
