@@ -33,6 +33,8 @@ JSON_MEMBER_MAX_BYTES = 2 << 30
 LINE_MAX_BYTES = 128 << 20
 #: Blank space in a row between JSON values (or JSON Lines lines): no exporter writes more.
 BLANK_MAX = 16 << 20
+#: Blank JSON Lines lines in a row (each costs a read, so a file of newlines is cut short).
+BLANK_LINES_MAX = 1 << 20
 
 MB = 1 << 20
 
@@ -125,11 +127,15 @@ def image_problem(data: bytes, what: str) -> str | None:
     """Why ``data`` cannot be an imported image: its header declares more than
     :data:`IMAGE_MAX_PIXELS` pixels. ``None`` when it is within the limit or not an image
     Pillow knows (the reader then decides by its type). Only the header is read."""
+    import warnings
+
     from PIL import Image
 
     try:
-        with Image.open(io.BytesIO(data)) as probe:
-            w, h = probe.size
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as probe:
+                w, h = probe.size
     except Image.DecompressionBombError:
         return f"{what} declares more than {IMAGE_MAX_PIXELS / 1e6:g} megapixels"
     except Exception:  # noqa: BLE001 - not an image Pillow reads: judged by its type elsewhere

@@ -18,7 +18,7 @@ conversation is a conversation of its own. Responses are read in one ordered pas
 as they come (linear in the number of responses: 100,000 conversations of one response each
 read in seconds, where a query per conversation took minutes).
 
-The file is opened read-only; a view or virtual table where llm writes a table, a query that
+The file is opened read-only with no value larger than 128 MB; a view or virtual table where llm writes a table, a query that
 runs past its time budget (a progress handler interrupts it), an attachment path that is not a
 regular file, or an attachment over ``maxSourceBytes`` / 50 megapixels is a typed error, and
 nothing is imported.
@@ -36,6 +36,7 @@ from typing import Any
 
 from .budget import (
     IMAGE_MAX_BYTES,
+    LINE_MAX_BYTES,
     NotRegular,
     TooLarge,
     image_problem,
@@ -58,9 +59,12 @@ READ = (
     "parts",
 )
 #: How long one query may run: a few seconds, and more for a bigger file (an honest query
-#: reads the file a few times at most).
+#: reads the file a few times at most) ...
 STATEMENT_S = 3.0
 BYTES_PER_S = 20 << 20
+#: ... and all of them together (an honest import reads 100,000 responses in about 5 s).
+TOTAL_S = 4.0
+TOTAL_BYTES_PER_S = 1 << 20
 BATCH = 1000
 _HINT = "pass the file printed by `llm logs path`"
 
@@ -77,7 +81,9 @@ class _Db:
         except OSError:
             size = 0
         self.budget = STATEMENT_S + size / BYTES_PER_S
+        self.total = TOTAL_S + size / TOTAL_BYTES_PER_S
         self.started = time.monotonic()
+        self.spent = 0.0  # seconds in queries that have returned
         self.timed_out = False
         wal = inp.path + "-wal"
         immutable = "" if os.path.exists(wal) and os.path.getsize(wal) else "&immutable=1"
@@ -86,7 +92,9 @@ class _Db:
             self.conn = sqlite3.connect(uri, uri=True)
         except sqlite3.Error as exc:
             raise bad_file(inp.path, f"cannot open the SQLite file ({exc})") from None
-        self.conn.set_progress_handler(self._tick, 1000)
+        self.conn.set_progress_handler(self._tick, 100)
+        # no value (a generated column's included) may be larger than a JSON Lines line
+        self.conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, LINE_MAX_BYTES)
         try:
             self.conn.execute("PRAGMA trusted_schema = OFF")
             kinds = {
@@ -106,16 +114,26 @@ class _Db:
             if n in kinds
             and (kinds[n][0] != "table" or kinds[n][1].upper().startswith("CREATE VIRTUAL"))
         ]
+        odd += [n for n in READ if n in kinds and n not in odd and self._generated(n)]
         if odd:
             self.conn.close()
+            kind = kinds[odd[0]][0]
+            if kind == "table":
+                virtual = kinds[odd[0]][1].upper().startswith("CREATE VIRTUAL")
+                kind = "virtual table" if virtual else "table with generated columns"
             raise bad_file(
                 inp.path,
-                f"`{odd[0]}` is a {kinds[odd[0]][0]}, not a table as llm writes it",
+                f"`{odd[0]}` is a {kind}, not a plain table as llm writes it",
                 "this is not a logs.db written by llm; " + _HINT,
             )
 
+    def _generated(self, table: str) -> bool:
+        """Whether ``table`` has a generated column (computed on every read: llm writes none)."""
+        return any(r[6] in (2, 3) for r in self.all(f"PRAGMA table_xinfo([{table}])"))
+
     def _tick(self) -> int:
-        if time.monotonic() - self.started > self.budget:
+        now = time.monotonic() - self.started
+        if now > self.budget or self.spent + now > self.total:
             self.timed_out = True
             return 1
         return 0
@@ -123,26 +141,29 @@ class _Db:
     def why(self, exc: BaseException) -> str:
         if self.timed_out:
             return (
-                f"a query ran longer than {self.budget:.0f} s (a crafted or damaged database); "
-                "nothing was imported"
+                f"its queries ran longer than their budget ({self.budget:.0f} s for one, "
+                f"{self.total:.0f} s in all): a crafted or damaged database"
             )
         return f"the llm database could not be read ({exc})"
 
-    def all(self, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
+    def _timed(self, call: Any) -> Any:
         self.started = time.monotonic()
-        return self.conn.execute(sql, args).fetchall()
+        try:
+            return call()
+        finally:
+            self.spent += time.monotonic() - self.started
+
+    def all(self, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
+        return self._timed(lambda: self.conn.execute(sql, args).fetchall())
 
     def one(self, sql: str, args: tuple[Any, ...] = ()) -> Any:
-        self.started = time.monotonic()
-        return self.conn.execute(sql, args).fetchone()
+        return self._timed(lambda: self.conn.execute(sql, args).fetchone())
 
     def batches(self, sql: str) -> Iterator[Any]:
         """The rows of ``sql``, fetched (and timed) a batch at a time."""
-        self.started = time.monotonic()
-        cur = self.conn.execute(sql)
+        cur = self._timed(lambda: self.conn.execute(sql))
         while True:
-            self.started = time.monotonic()
-            rows = cur.fetchmany(BATCH)
+            rows = self._timed(lambda: cur.fetchmany(BATCH))
             if not rows:
                 return
             yield from rows
@@ -189,7 +210,7 @@ def _attachment(db: _Db, att_id: Any) -> tuple[str | None, str | None]:
     if row is None:
         return None, None
     mime, path, url, kind, size = row
-    name = str(path or url or "")
+    name = str(path or url or att_id)
     if kind == "blob" and size:
         if size > IMAGE_MAX_BYTES:
             raise bad_file(

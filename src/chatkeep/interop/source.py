@@ -24,12 +24,14 @@ import itertools
 import json
 import os
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
 from ..errors import InvalidValue, MissingFile
 from .budget import (
+    BLANK_LINES_MAX,
     BLANK_MAX,
     IMAGE_MAX_BYTES,
     JSON_MEMBER_MAX_BYTES,
@@ -206,7 +208,7 @@ class Input:
                 yield raw
         except TooLarge as exc:
             raise bad_file(self.path, str(exc), _SIZE_HINT) from None
-        except zipfile.BadZipFile as exc:
+        except (zipfile.BadZipFile, EOFError, zlib.error) as exc:
             raise bad_file(self.path, f"{name or 'the file'} is damaged ({exc})") from None
         finally:
             raw.close()
@@ -252,9 +254,10 @@ class Input:
 
     def _raw_lines(self, fh: IO[bytes]) -> Iterator[tuple[int, bytes]]:
         """``(line number, stripped bytes)`` of each non-blank line: a line of more than
-        :data:`LINE_MAX_BYTES`, or more than :data:`BLANK_MAX` blank bytes in a row, is an
-        error before it is held in memory."""
-        blank = 0
+        :data:`LINE_MAX_BYTES`, or more than :data:`BLANK_MAX` blank bytes (or
+        :data:`BLANK_LINES_MAX` blank lines) in a row, is an error before it is held in
+        memory."""
+        blank = blank_lines = 0
         for no in itertools.count(1):
             raw = fh.readline(LINE_MAX_BYTES + 1)
             if not raw:
@@ -264,14 +267,15 @@ class Input:
             text = raw.strip()
             if not text:
                 blank += len(raw)
-                if blank > BLANK_MAX:
+                blank_lines += 1
+                if blank > BLANK_MAX or blank_lines > BLANK_LINES_MAX:
                     raise bad_file(
                         self.path,
-                        f"it holds more than {BLANK_MAX // MB} MB of blank lines in a row",
+                        f"it holds more than {BLANK_MAX // MB} MB or {BLANK_LINES_MAX:,} blank lines in a row",
                         _LINE_HINT,
                     )
                 continue
-            blank = 0
+            blank = blank_lines = 0
             yield no, text
 
     def lines(self) -> Iterator[tuple[int, Any]]:
