@@ -45,7 +45,7 @@ def chatgpt_conv(pointer: str | None = "file-service://file-Img123") -> dict[str
     }
 
 
-def _deflated(head: bytes, fill: bytes, size: int, tail: bytes = b"") -> tuple[bytes, int]:
+def deflated(head: bytes, fill: bytes, size: int, tail: bytes = b"") -> tuple[bytes, int]:
     """``head + fill * … + tail`` of ``size`` bytes, deflated a megabyte at a time; (raw
     deflate stream, CRC-32)."""
     z = zlib.compressobj(9, zlib.DEFLATED, -15)
@@ -198,12 +198,12 @@ def llm_db(
 _RECURSE = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n)"
 
 
-def _fifo(p: Path) -> Path:
+def fifo(p: Path) -> Path:
     os.mkfifo(p)
     return p
 
 
-def _link(target: str) -> Callable[[Path], Path]:
+def link(target: str) -> Callable[[Path], Path]:
     def make(p: Path) -> Path:
         os.symlink(target, p)
         return p
@@ -220,7 +220,7 @@ def register(case: Register) -> None:
         return case(name, "importfile", ok=ok)
 
     # -- zip members: declared and actual size, pixels, damage
-    zeros_png = lambda n: _deflated(PNG_SIG, b"\x00", n)  # noqa: E731
+    zeros_png = lambda n: deflated(PNG_SIG, b"\x00", n)  # noqa: E731
     imp("zip_image_member_inflates_300mb")(
         lambda d: chatgpt_zip(d, (*zeros_png(300 * MB), 300 * MB))
     )
@@ -243,7 +243,7 @@ def register(case: Register) -> None:
     imp("zip_json_member_256mb_of_spaces")(
         lambda d: zip_with(
             d / "x.zip",
-            [("conversations.json", (*_deflated(b"[]", b" ", 256 * MB), 256 * MB))],
+            [("conversations.json", (*deflated(b"[]", b" ", 256 * MB), 256 * MB))],
         )
     )
     imp("zip_json_member_spaces_inside_element")(
@@ -252,7 +252,7 @@ def register(case: Register) -> None:
             [
                 (
                     "conversations.json",
-                    (*_deflated(b'[{"mapping": {}', b" ", 300 * MB, b"}]"), 300 * MB),
+                    (*deflated(b'[{"mapping": {}', b" ", 300 * MB, b"}]"), 300 * MB),
                 )
             ],
         )
@@ -263,14 +263,14 @@ def register(case: Register) -> None:
             [
                 (
                     "conversations.json",
-                    (*_deflated(b'[{"title": "', b"a", 300 * MB, b'", "mapping": {}}]'), 300 * MB),
+                    (*deflated(b'[{"title": "', b"a", 300 * MB, b'", "mapping": {}}]'), 300 * MB),
                 )
             ],
         )
     )
     imp("zip_json_member_deep_brackets")(
         lambda d: zip_with(
-            d / "x.zip", [("conversations.json", (*_deflated(b"[", b"[", 64 * MB), 64 * MB))]
+            d / "x.zip", [("conversations.json", (*deflated(b"[", b"[", 64 * MB), 64 * MB))]
         )
     )
     imp("zip_json_member_truncated_stream")(
@@ -282,27 +282,27 @@ def register(case: Register) -> None:
     imp("zip_image_ok", ok=True)(lambda d: chatgpt_zip(d, big_png(64, 64)))
 
     # -- export folders: regular files only, bounded
-    imp("dir_image_symlink_dev_zero")(lambda d: export_dir(d, _link("/dev/zero")))
-    imp("dir_image_symlink_dev_urandom")(lambda d: export_dir(d, _link("/dev/urandom")))
-    imp("dir_image_fifo")(lambda d: export_dir(d, _fifo))
+    imp("dir_image_symlink_dev_zero")(lambda d: export_dir(d, link("/dev/zero")))
+    imp("dir_image_symlink_dev_urandom")(lambda d: export_dir(d, link("/dev/urandom")))
+    imp("dir_image_fifo")(lambda d: export_dir(d, fifo))
     imp("dir_image_symlink_to_fifo")(
-        lambda d: export_dir(d, lambda p: _link(str(_fifo(d / "pipe")))(p))
+        lambda d: export_dir(d, lambda p: link(str(fifo(d / "pipe")))(p))
     )
     imp("dir_image_symlink_loop")(
-        lambda d: export_dir(d, lambda p: (os.symlink(p, d / "loop"), _link(str(d / "loop"))(p))[1])
+        lambda d: export_dir(d, lambda p: (os.symlink(p, d / "loop"), link(str(d / "loop"))(p))[1])
     )
     imp("dir_image_sparse_60mb")(lambda d: export_dir(d, lambda p: sparse(p, 60 * MB, PNG_SIG)))
     imp("dir_image_png_100mp")(
         lambda d: export_dir(d, lambda p: p.write_bytes(big_png(10_000, 10_000)))
     )
-    imp("dir_conversations_json_fifo")(lambda d: export_dir(d, None, _fifo))
-    imp("dir_conversations_json_dev_zero")(lambda d: export_dir(d, None, _link("/dev/zero")))
-    imp("dir_conversations_json_dev_urandom")(lambda d: export_dir(d, None, _link("/dev/urandom")))
+    imp("dir_conversations_json_fifo")(lambda d: export_dir(d, None, fifo))
+    imp("dir_conversations_json_dev_zero")(lambda d: export_dir(d, None, link("/dev/zero")))
+    imp("dir_conversations_json_dev_urandom")(lambda d: export_dir(d, None, link("/dev/urandom")))
     imp("dir_image_ok", ok=True)(lambda d: export_dir(d, lambda p: p.write_bytes(big_png(64, 64))))
 
     # -- the import path itself
-    imp("file_fifo_json")(lambda d: _fifo(d / "in.json"))
-    imp("file_symlink_dev_zero")(lambda d: _link("/dev/zero")(d / "in.json"))
+    imp("file_fifo_json")(lambda d: fifo(d / "in.json"))
+    imp("file_symlink_dev_zero")(lambda d: link("/dev/zero")(d / "in.json"))
     imp("file_dev_urandom")(lambda d: Path("/dev/urandom"))
     imp("file_dev_null")(lambda d: Path("/dev/null"))
 
@@ -341,8 +341,9 @@ def register(case: Register) -> None:
         )
     )
     gen = "DROP TABLE responses; CREATE TABLE responses (id TEXT, model TEXT, prompt TEXT,"
-    gen += " conversation_id TEXT, datetime_utc TEXT, response TEXT GENERATED ALWAYS AS ({}));"
+    gen += " conversation_id TEXT, datetime_utc TEXT);"
     gen += " INSERT INTO responses (id, prompt) SELECT 'r' || value, 'q' FROM json_each(?);"
+    gen += " ALTER TABLE responses ADD COLUMN response TEXT GENERATED ALWAYS AS ({}) VIRTUAL;"
     imp("llm_generated_column_1gb")(
         lambda d: llm_db(d, extra=gen.format("printf('%.*c', 1000000000, 'x')"), gen_rows=3)
     )
@@ -363,11 +364,11 @@ def register(case: Register) -> None:
             " UPDATE responses SET output_node_id = 'n30000';",
         )
     )
-    imp("llm_attachment_path_fifo")(lambda d: llm_db(d, att=(str(_fifo(d / "a.png")), None)))
+    imp("llm_attachment_path_fifo")(lambda d: llm_db(d, att=(str(fifo(d / "a.png")), None)))
     imp("llm_attachment_path_dev_zero")(lambda d: llm_db(d, att=("/dev/zero", None)))
     imp("llm_attachment_path_dev_urandom")(lambda d: llm_db(d, att=("/dev/urandom", None)))
     imp("llm_attachment_path_symlink_dev_zero")(
-        lambda d: llm_db(d, att=(str(_link("/dev/zero")(d / "z.png")), None))
+        lambda d: llm_db(d, att=(str(link("/dev/zero")(d / "z.png")), None))
     )
     imp("llm_attachment_path_sparse_60mb")(
         lambda d: llm_db(d, att=(str(sparse(d / "s.png", 60 * MB, PNG_SIG)), None))

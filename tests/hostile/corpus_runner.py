@@ -5,8 +5,9 @@ case forks; the child builds the case, opens a store holding a little content, r
 action, and reports ``outcome`` (``ok``, ``error`` with the chatkeep error type, or
 ``crash`` for anything else) and whether the store's rows are unchanged after an error. The
 parent reads the child's peak RSS from ``os.wait4`` (it includes what the child inherited, so
-the figure is an upper bound) and its wall time (``wall_s``, from fork to exit), and kills a
-child still running after ``TIMEOUT_S`` (its outcome is then ``timeout``).
+the figure is an upper bound), its CPU time (``cpu_s``, user + system, what the case costs
+whatever else the machine runs) and its wall time (``wall_s``, from fork to exit), and kills a
+child still running after ``TIMEOUT_S`` (a hang: its outcome is then ``timeout``).
 """
 
 from __future__ import annotations
@@ -139,10 +140,11 @@ def main() -> None:
         made, _, _ = _in_child(_make, name, work)
         data, usage, wall = _in_child(_run, name, work)
         result = json.loads(data) if data else {"outcome": "timeout"}
-        if json.loads(made or b"null") is not None:
+        if not made or json.loads(made) is not None:  # no output: killed while building
             result = {"outcome": "crash", "error": f"the case could not be built: {made!r}"}
         result["name"] = name
         result["wall_s"] = round(wall, 2)
+        result["cpu_s"] = round(usage.ru_utime + usage.ru_stime, 2)  # type: ignore[attr-defined]
         result["peak_rss_mb"] = round(usage.ru_maxrss / 1024, 1)  # type: ignore[attr-defined]
         print(json.dumps(result), flush=True)
 
