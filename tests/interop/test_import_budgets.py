@@ -28,9 +28,9 @@ from hostile.corpus_imports import (
     export_dir,
     fifo,
     link,
-    llm_db,
     sparse,
 )
+from hostile.corpus_llm import llm_db
 
 
 def _limit_memory() -> None:

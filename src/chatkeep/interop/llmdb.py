@@ -181,6 +181,8 @@ def _read_path(db: _Db, path: str) -> bytes | None:
     ``None`` when there is no such file."""
     try:
         with open_regular(path) as fh:
+            if os.fstat(fh.fileno()).st_size > IMAGE_MAX_BYTES:  # declared: refused unread
+                raise TooLarge(over(f"attachment {path}", IMAGE_MAX_BYTES))
             return read_capped(fh, IMAGE_MAX_BYTES, f"attachment {path}")
     except NotRegular as exc:
         raise bad_file(
