@@ -2,8 +2,9 @@
 
 ``CASES`` maps a case name to ``(action, make)``: ``make(dir)`` writes the case's file (or
 returns a path/value) and ``action`` says what is done with it — ``attach`` (attach_file),
-``image`` (attach_image with the bytes), ``import`` (the CLI's import path: parse_json, then
-import_data with replace). ``expect`` lists cases that must succeed; every other case may
+``image`` (attach_image with the bytes), ``import`` (parse_json, then import_data with
+replace), ``importfile`` (``import_file``, what ``chatkeep import FILE`` runs; those cases are
+in :mod:`hostile.corpus_imports`). ``expect`` lists cases that must succeed; every other case may
 succeed or fail, but only with a chatkeep error and with the store unchanged.
 """
 
@@ -443,3 +444,9 @@ case("legacy_non_string_ids", "import", ok=True)(
 case("legacy_history_not_a_list", "import", ok=True)(
     lambda d: _json(d, "hl.json", _legacy([{"id": "h", "name": "H", "history": "oops"}]))
 )
+
+
+# ----------------------------------------------------------------------------- foreign imports
+from hostile.corpus_imports import register  # noqa: E402
+
+register(case)

@@ -5,7 +5,9 @@ case forks; the child builds the case, opens a store holding a little content, r
 action, and reports ``outcome`` (``ok``, ``error`` with the chatkeep error type, or
 ``crash`` for anything else) and whether the store's rows are unchanged after an error. The
 parent reads the child's peak RSS from ``os.wait4`` (it includes what the child inherited, so
-the figure is an upper bound) and kills a child still running after ``TIMEOUT_S``.
+the figure is an upper bound), its CPU time (``cpu_s``, user + system, what the case costs
+whatever else the machine runs) and its wall time (``wall_s``, from fork to exit), and kills a
+child still running after ``TIMEOUT_S`` (a hang: its outcome is then ``timeout``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).parents[1]))
 import chatkeep  # noqa: E402
 from hostile.corpus import CASES  # noqa: E402
 
-TIMEOUT_S = 60
+TIMEOUT_S = 30
 
 
 def _rows(db: Path) -> list[tuple]:
@@ -82,6 +84,8 @@ def _run(name: str, work: Path) -> dict:
             chatkeep.attach_file(store, target)
         elif action == "image":
             chatkeep.attach_image(store, target)
+        elif action == "importfile":
+            chatkeep.import_file(store, str(target))
         else:
             raw = Path(target).read_bytes()
             store.import_data(chatkeep.parse_json(raw, str(target)), replace=True)
@@ -100,10 +104,11 @@ def _run(name: str, work: Path) -> dict:
     return result
 
 
-def _in_child(fn, *args) -> tuple[bytes, object]:  # type: ignore[no-untyped-def]
-    """Run ``fn(*args)`` in a forked child; (its JSON output, its rusage). Killed after
-    :data:`TIMEOUT_S`."""
+def _in_child(fn, *args) -> tuple[bytes, object, float]:  # type: ignore[no-untyped-def]
+    """Run ``fn(*args)`` in a forked child; (its JSON output, its rusage, its wall seconds).
+    Killed after :data:`TIMEOUT_S`."""
     read_fd, write_fd = os.pipe()
+    started = time.monotonic()
     pid = os.fork()
     if pid == 0:
         os.close(read_fd)
@@ -124,19 +129,22 @@ def _in_child(fn, *args) -> tuple[bytes, object]:  # type: ignore[no-untyped-def
             _done, _status, usage = os.wait4(pid, 0)
             break
         time.sleep(0.02)
+    wall = time.monotonic() - started
     with os.fdopen(read_fd, "rb") as fh:
-        return fh.read(), usage
+        return fh.read(), usage, wall
 
 
 def main() -> None:
     work = Path(sys.argv[1])
     for name in sys.argv[2:]:
-        made, _ = _in_child(_make, name, work)
-        data, usage = _in_child(_run, name, work)
+        made, _, _ = _in_child(_make, name, work)
+        data, usage, wall = _in_child(_run, name, work)
         result = json.loads(data) if data else {"outcome": "timeout"}
-        if json.loads(made or b"null") is not None:
+        if not made or json.loads(made) is not None:  # no output: killed while building
             result = {"outcome": "crash", "error": f"the case could not be built: {made!r}"}
         result["name"] = name
+        result["wall_s"] = round(wall, 2)
+        result["cpu_s"] = round(usage.ru_utime + usage.ru_stime, 2)  # type: ignore[attr-defined]
         result["peak_rss_mb"] = round(usage.ru_maxrss / 1024, 1)  # type: ignore[attr-defined]
         print(json.dumps(result), flush=True)
 

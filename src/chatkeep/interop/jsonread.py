@@ -8,22 +8,31 @@
   (no private API) from a text buffer refilled a chunk at a time: memory holds one element, and
   a file of nothing but brackets is refused in the memory of one chunk (the streaming parser
   used before kept a path string per level: memory grew with the depth squared).
+- :func:`document` reads one whole JSON value the same way (the file need not fit twice in
+  memory). Both refuse a run of more than :data:`.budget.BLANK_MAX` blanks between values (a
+  value followed by a gigabyte of spaces) and :func:`array_items` an element of more than
+  :data:`ELEMENT_MAX_CHARS` characters, each in the memory of what the cap allows.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterator
 from typing import IO, Any
 
 from ..errors import InvalidValue
 from ..limits import DOCUMENT_MAX_DEPTH, MAX_DEPTH
+from .budget import BLANK_MAX, LINE_MAX_BYTES, MB
 
 #: How deep an import file may nest: values of ``MAX_DEPTH`` (§12) inside a document and its
 #: sections (a whole-profile export: the document, ``local``, a key's value).
 FILE_MAX_DEPTH = DOCUMENT_MAX_DEPTH
 CHUNK = 1 << 20
+#: One element of a streamed top-level array (one conversation, its images as data URLs).
+ELEMENT_MAX_CHARS = LINE_MAX_BYTES
+_BLANKS = re.compile(r"[ \t\r\n]*")
 
 
 def bad_file(path: str, why: str, hint: str | None = None) -> InvalidValue:
@@ -69,7 +78,7 @@ def array_items(fh: IO[bytes], path: str, name: str | None) -> Iterator[Any]:
     past :data:`FILE_MAX_DEPTH` levels is refused as soon as the parser meets it (the decoder
     refuses the deep ones by its recursion guard, the walk below the rest), so a file of
     nothing but brackets costs one chunk of memory."""
-    reader = _Buffer(fh, path, name)
+    reader = _Buffer(fh, path, name, ELEMENT_MAX_CHARS)
     if not reader.skip_space() or reader.peek() != "[":
         return
     reader.pos += 1
@@ -98,12 +107,26 @@ def array_items(fh: IO[bytes], path: str, name: str | None) -> Iterator[Any]:
         raise reader.invalid("it goes on after its top-level list")
 
 
-class _Buffer:
-    """The decoded text of a binary stream, read a chunk at a time as the parser needs it."""
+def document(fh: IO[bytes], path: str, name: str | None) -> Any:
+    """The one JSON value of ``fh`` (blanks around it allowed, up to the blank budget);
+    ``InvalidValue`` when it is missing, invalid, or followed by anything else."""
+    reader = _Buffer(fh, path, name, None)
+    if not reader.skip_space():
+        raise reader.invalid("it is empty")
+    value = reader.decode(json.JSONDecoder())
+    if reader.skip_space():
+        raise reader.invalid("it goes on after its JSON value")
+    return value
 
-    def __init__(self, fh: IO[bytes], path: str, name: str | None) -> None:
+
+class _Buffer:
+    """The decoded text of a binary stream, read a chunk at a time as the parser needs it;
+    one value holds at most ``cap`` characters (``None``: no cap)."""
+
+    def __init__(self, fh: IO[bytes], path: str, name: str | None, cap: int | None) -> None:
         import codecs
 
+        self._cap = cap
         self._fh = fh
         self._path = path
         self._name = name
@@ -132,12 +155,18 @@ class _Buffer:
         return bool(raw) or bool(added)
 
     def skip_space(self) -> bool:
-        """Move past blanks; ``False`` when the stream ends first."""
+        """Move past blanks (at most :data:`BLANK_MAX` in a row); ``False`` when the stream
+        ends first."""
+        skipped = 0
         while True:
-            n = len(self.text)
-            while self.pos < n and self.text[self.pos] in " \t\r\n":
-                self.pos += 1
-            if self.pos < n:
+            end = _BLANKS.match(self.text, self.pos).end()  # type: ignore[union-attr]
+            skipped += end - self.pos
+            self.pos = end
+            if skipped > BLANK_MAX:
+                raise self.invalid(
+                    f"it holds more than {BLANK_MAX // MB} MB of blank space in a row"
+                )
+            if self.pos < len(self.text):
                 return True
             if not self.more():
                 return False
@@ -155,6 +184,13 @@ class _Buffer:
                 raise too_deep(self._path, self._name) from None
             except json.JSONDecodeError as exc:
                 cut = exc.pos >= len(self.text) - 6 or exc.msg.startswith("Unterminated string")
+                held = len(self.text) - self.pos
+                if cut and self._cap is not None:
+                    if held > self._cap:
+                        raise self.invalid(
+                            f"element {self.count + 1} is larger than {self._cap // MB} MB"
+                        ) from None
+                    want = max(CHUNK, min(want, self._cap + 1 - held))
                 if cut and self.more(want):
                     want *= 2  # a large element: reading in growing steps keeps this linear
                     continue

@@ -7,6 +7,12 @@ conversation, and no file nests deeper than :data:`.jsonread.FILE_MAX_DEPTH` lev
 read are reported to the ``progress`` callback as ``(done, total)``. A conversation that cannot
 be read is a :class:`~.model.Skipped` with its reason (:func:`read_conversations`).
 
+Budgets are checked before memory is spent (:mod:`.budget`): only regular files are opened (a
+FIFO, a device or a symlink to one is refused without blocking), every member is read with a
+cap on its declared and its actual size (an image at most ``maxSourceBytes`` and 50 megapixels,
+a JSON member :data:`.budget.JSON_MEMBER_MAX_BYTES`), a JSON Lines line at most
+:data:`.budget.LINE_MAX_BYTES`, and runs of blank space at most :data:`.budget.BLANK_MAX`.
+
 Every failure to read or parse is raised as :class:`chatkeep.errors.InvalidValue` with a hint;
 nothing here writes anything.
 """
@@ -14,17 +20,41 @@ nothing here writes anything.
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import os
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import IO, Any
 
 from ..errors import InvalidValue, MissingFile
-from .jsonread import FILE_MAX_DEPTH, array_items, bad_file, nests_deeper, too_deep
+from .budget import (
+    BLANK_LINES_MAX,
+    BLANK_MAX,
+    IMAGE_MAX_BYTES,
+    JSON_MEMBER_MAX_BYTES,
+    LINE_MAX_BYTES,
+    MB,
+    Bounded,
+    NotRegular,
+    TooLarge,
+    image_problem,
+    open_regular,
+    over,
+    read_capped,
+    regular_problem,
+)
+from .jsonread import FILE_MAX_DEPTH, array_items, bad_file, document, nests_deeper, too_deep
 
 Progress = Callable[[int, int], None]
+_REGULAR_HINT = "import a regular file (not a FIFO, a device or a link to one)"
+_SIZE_HINT = (
+    "this is not an export chatkeep can read whole; if it is yours, split it or scale its images "
+    "down (see docs/import-export.md)"
+)
+_LINE_HINT = "JSON Lines holds one conversation per line; check where the file came from"
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 ZIP_MAGIC = b"PK\x03\x04"
@@ -77,12 +107,17 @@ class Input:
         self._zip: zipfile.ZipFile | None = None
         if not os.path.exists(path):
             raise MissingFile(f"cannot import {path}: no such file", path=path)
+        why = regular_problem(path)
+        if why:
+            raise bad_file(path, why, _REGULAR_HINT)
         self.is_dir = os.path.isdir(path)
         self.head = b""
         if not self.is_dir:
             try:
-                with open(path, "rb") as fh:
+                with open_regular(path) as fh:
                     self.head = fh.read(4096)
+            except NotRegular as exc:
+                raise bad_file(path, f"it is {exc}, not a regular file", _REGULAR_HINT) from None
             except OSError as exc:
                 raise bad_file(
                     path, exc.strerror or str(exc), "check the file's permissions"
@@ -133,29 +168,63 @@ class Input:
         if self._progress is not None:
             self._progress(min(self._done, self.total), self.total)
 
-    @contextmanager
-    def open(self, name: str | None = None, *, count: bool = True) -> Iterator[IO[bytes]]:
-        """A binary stream of one member (``None``: the file itself)."""
+    def _raw(self, name: str | None, limit: int) -> IO[bytes]:
+        """One member opened (a regular file, its declared size within ``limit``) and bounded
+        to ``limit`` bytes (the file itself is not bounded: its size is what it holds)."""
+        what = name or "the file"
         try:
             if self._zip is not None and name is not None:
+                declared = self._zip.getinfo(name).file_size
                 raw: IO[bytes] = self._zip.open(name)
-            elif self.is_dir and name is not None:
-                raw = open(os.path.join(self.path, name), "rb")  # noqa: SIM115
             else:
-                raw = open(self.path, "rb")  # noqa: SIM115
-        except (OSError, KeyError, zipfile.BadZipFile) as exc:
-            raise bad_file(self.path, f"cannot open {name or 'the file'} ({exc})") from None
+                raw = open_regular(
+                    os.path.join(self.path, name) if self.is_dir and name else self.path
+                )
+                declared = os.fstat(raw.fileno()).st_size
+                if name is None or not self.is_dir:
+                    return raw
+        except NotRegular as exc:
+            raise bad_file(
+                self.path, f"{what} is {exc}, not a regular file", _REGULAR_HINT
+            ) from None
+        except (OSError, KeyError, zipfile.BadZipFile, RuntimeError, NotImplementedError) as exc:
+            raise bad_file(self.path, f"cannot open {what} ({exc})") from None
+        if declared > limit:
+            raw.close()
+            raise bad_file(self.path, over(what, limit), _SIZE_HINT)
+        return io.BufferedReader(Bounded(raw, limit, what), 1 << 16)
+
+    @contextmanager
+    def open(
+        self, name: str | None = None, *, count: bool = True, limit: int = JSON_MEMBER_MAX_BYTES
+    ) -> Iterator[IO[bytes]]:
+        """A binary stream of one member (``None``: the file itself), at most ``limit`` bytes
+        of a member."""
+        raw = self._raw(name, limit)
         try:
             if count:
                 yield io.BufferedReader(_Counting(raw, self._tick), 1 << 16)
             else:
                 yield raw
+        except TooLarge as exc:
+            raise bad_file(self.path, str(exc), _SIZE_HINT) from None
+        except (zipfile.BadZipFile, EOFError, zlib.error) as exc:
+            raise bad_file(self.path, f"{name or 'the file'} is damaged ({exc})") from None
         finally:
             raw.close()
 
     def read_bytes(self, name: str) -> bytes:
-        with self.open(name, count=False) as fh:
-            return fh.read()
+        """The bytes of an image member: at most ``maxSourceBytes`` (declared and actual) and,
+        when it is an image, at most 50 megapixels by its header."""
+        with self.open(name, count=False, limit=IMAGE_MAX_BYTES) as fh:
+            try:
+                data = read_capped(fh, IMAGE_MAX_BYTES, name)
+            except OSError as exc:
+                raise bad_file(self.path, f"cannot read {name} ({exc})") from None
+        why = image_problem(data, name)
+        if why:
+            raise bad_file(self.path, why, _SIZE_HINT)
+        return data
 
     # -- JSON -------------------------------------------------------------------------------
     def first_char(self, name: str | None = None) -> str:
@@ -178,25 +247,41 @@ class Input:
     def load(self, name: str | None = None) -> Any:
         """A whole JSON member (used for single-object documents)."""
         with self.open(name) as fh:
-            try:
-                value = json.load(fh)
-            except RecursionError:
-                raise too_deep(self.path, name) from None
-            except (UnicodeDecodeError, ValueError) as exc:
-                raise bad_file(
-                    self.path, f"{name or 'the file'} is not valid JSON ({exc})"
-                ) from None
+            value = document(fh, self.path, name)
         if nests_deeper(value, FILE_MAX_DEPTH):
             raise too_deep(self.path, name)
         return value
 
+    def _raw_lines(self, fh: IO[bytes]) -> Iterator[tuple[int, bytes]]:
+        """``(line number, stripped bytes)`` of each non-blank line: a line of more than
+        :data:`LINE_MAX_BYTES`, or more than :data:`BLANK_MAX` blank bytes (or
+        :data:`BLANK_LINES_MAX` blank lines) in a row, is an error before it is held in
+        memory."""
+        blank = blank_lines = 0
+        for no in itertools.count(1):
+            raw = fh.readline(LINE_MAX_BYTES + 1)
+            if not raw:
+                return
+            if len(raw) > LINE_MAX_BYTES:
+                raise bad_file(self.path, over(f"line {no}", LINE_MAX_BYTES), _LINE_HINT)
+            text = raw.strip()
+            if not text:
+                blank += len(raw)
+                blank_lines += 1
+                if blank > BLANK_MAX or blank_lines > BLANK_LINES_MAX:
+                    raise bad_file(
+                        self.path,
+                        f"it holds more than {BLANK_MAX // MB} MB or {BLANK_LINES_MAX:,} blank lines in a row",
+                        _LINE_HINT,
+                    )
+                continue
+            blank = blank_lines = 0
+            yield no, text
+
     def lines(self) -> Iterator[tuple[int, Any]]:
         """``(line number, parsed JSON)`` of each non-blank line (JSON Lines)."""
         with self.open() as fh:
-            for no, raw in enumerate(fh, 1):
-                text = raw.strip()
-                if not text:
-                    continue
+            for no, text in self._raw_lines(fh):
                 try:
                     value = json.loads(text)
                 except RecursionError:
@@ -210,22 +295,18 @@ class Input:
     def first_line(self) -> Any:
         """The first non-blank line parsed as JSON, or ``None`` when it does not parse."""
         with self.open(count=False) as fh:
-            for raw in fh:
-                if raw.strip():
-                    try:
-                        return json.loads(raw)
-                    except (UnicodeDecodeError, ValueError, RecursionError):
-                        return None
+            for _no, text in self._raw_lines(fh):
+                try:
+                    return json.loads(text)
+                except (UnicodeDecodeError, ValueError, RecursionError):
+                    return None
         return None
 
     def has_second_line(self) -> bool:
         with self.open(count=False) as fh:
-            seen = 0
-            for raw in fh:
-                if raw.strip():
-                    seen += 1
-                    if seen == 2:
-                        return True
+            for seen, _line in enumerate(self._raw_lines(fh), 1):
+                if seen == 2:
+                    return True
         return False
 
 
