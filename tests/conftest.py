@@ -8,7 +8,6 @@ then a missing server is a failure.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 import uuid
 from collections.abc import Iterator
@@ -17,32 +16,7 @@ from typing import Any
 import pytest
 
 import chatkeep
-
-PG_URL = os.environ.get("CHATKEEP_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
-_pg_state: dict[str, Any] = {}
-
-
-def pg_available() -> bool:
-    if "ok" not in _pg_state:
-        try:
-            import psycopg
-
-            with psycopg.connect(PG_URL, connect_timeout=3) as conn:
-                conn.execute("SELECT 1")
-            _pg_state["ok"] = True
-        except Exception as exc:  # noqa: BLE001 - any failure means "not available"
-            _pg_state["ok"] = False
-            _pg_state["why"] = str(exc)
-    return bool(_pg_state["ok"])
-
-
-def require_pg() -> None:
-    if not pg_available():
-        if os.environ.get("CI") == "true":
-            pytest.fail(
-                f"PostgreSQL is required on CI but not reachable at {PG_URL}: {_pg_state.get('why')}"
-            )
-        pytest.skip(f"PostgreSQL not reachable at {PG_URL}")
+from support.pg import PG_URL, pg_available, require_pg  # noqa: F401 - used by tests
 
 
 class StoreSpec:

@@ -7,19 +7,20 @@ from __future__ import annotations
 import os
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 import chatkeep
 from clirun import run
-from conftest import PG_URL, StoreSpec, require_pg
+from support.pg import PG_URL, require_pg
 
 
 def _kinds(report: dict) -> set[str]:  # type: ignore[type-arg]
     return {p["kind"] for p in report["problems"]}
 
 
-def test_duplicated_index_row_is_found_and_repaired(spec: StoreSpec) -> None:
+def test_duplicated_index_row_is_found_and_repaired(spec: Any) -> None:
     """A session whose index row is duplicated is reported; repair keeps one row and the body."""
     with spec.open() as store:
         store.history.append({"role": "user", "content": "kept"})
@@ -39,7 +40,7 @@ def test_duplicated_index_row_is_found_and_repaired(spec: StoreSpec) -> None:
         assert body is not None and body["history"][0]["content"] == "kept"
 
 
-def test_garbage_write_counters_are_found_and_repaired(spec: StoreSpec) -> None:
+def test_garbage_write_counters_are_found_and_repaired(spec: Any) -> None:
     """Write counters that are not counts are reported and reset; the store keeps working."""
     with spec.open() as store:
         store.local.set("systemPrompt", "be brief")
@@ -53,10 +54,10 @@ def test_garbage_write_counters_are_found_and_repaired(spec: StoreSpec) -> None:
         assert store.local.get("systemPrompt") == "be kind"
 
 
-def test_newer_schema_opens_read_only_sqlite(tmp_path: Path) -> None:
+def test_newer_schema_opens_read_only_sqlite(sqlite_spec: Any) -> None:
     """A store with a migration this code does not know reads, refuses every write with a
     hint to upgrade, and `chatkeep doctor` reports it (exit 4)."""
-    spec = StoreSpec("sqlite", str(tmp_path / "s.db"), "default")
+    spec = sqlite_spec
     with spec.open() as store:
         store.history.append({"role": "user", "content": "hello"})
     spec.raw_rows("INSERT INTO ck_migrations (name, applied_at) VALUES ('9999_future', 1)")

@@ -14,7 +14,7 @@ import pytest
 
 import chatkeep
 from clirun import run
-from conftest import PG_URL, require_pg
+from support.pg import PG_URL, require_pg
 
 
 def _fill(store: chatkeep.Store) -> None:

@@ -12,7 +12,6 @@ from typing import Any
 
 import chatkeep
 from clirun import run
-from conftest import StoreSpec
 from factories import assistant, image_entry, png_data_url
 
 
@@ -29,7 +28,7 @@ def _parts(entries: list[dict[str, Any]]) -> list[Any]:
     return [p for e in entries if isinstance(e["content"], list) for p in e["content"]]
 
 
-def _drop_blobs(spec: StoreSpec, urls: list[str]) -> list[str]:
+def _drop_blobs(spec: Any, urls: list[str]) -> list[str]:
     """Delete the blob rows of ``urls`` (and only them); returns their hashes."""
     hashes = [_hash(u) for u in urls]
     for h in hashes:
@@ -54,7 +53,7 @@ def _placeholder(h: str) -> dict[str, str]:
     return {"type": "text", "text": f"[image missing: sha256:{h}]"}
 
 
-def test_missing_blobs_leave_sessions_whole(spec: StoreSpec) -> None:
+def test_missing_blobs_leave_sessions_whole(spec: Any) -> None:
     """With 3 of 6 blobs deleted every session reads back whole: each lost image is a text
     placeholder naming its hash, the other images and all text are intact."""
     urls = _images(6)
@@ -82,7 +81,7 @@ def test_missing_blobs_leave_sessions_whole(spec: StoreSpec) -> None:
         assert all(len(exported[f"session_{i}"]) == 3 for i in ids)
 
 
-def test_missing_blob_in_live_history_and_export(spec: StoreSpec, tmp_path: Path) -> None:
+def test_missing_blob_in_live_history_and_export(spec: Any, tmp_path: Path) -> None:
     """A lost image in the live history reads as a placeholder and the entry stays, through
     the API and the exported profile."""
     urls = _images(2)
@@ -102,7 +101,7 @@ def test_missing_blob_in_live_history_and_export(spec: StoreSpec, tmp_path: Path
         assert store.stats()["entries"] == 2
 
 
-def test_stats_and_doctor_count_missing_blobs_and_repair_keeps_rows(spec: StoreSpec) -> None:
+def test_stats_and_doctor_count_missing_blobs_and_repair_keeps_rows(spec: Any) -> None:
     """`stats` counts missing blobs, `doctor` reports each row that lost one, and `--repair`
     quarantines nothing (twice over): the sessions keep every readable byte."""
     urls = _images(6)
@@ -121,7 +120,7 @@ def test_stats_and_doctor_count_missing_blobs_and_repair_keeps_rows(spec: StoreS
             assert [store.sessions.get(i) for i in ids] == before
 
 
-def test_storing_the_same_image_again_brings_it_back(spec: StoreSpec) -> None:
+def test_storing_the_same_image_again_brings_it_back(spec: Any) -> None:
     """A row keeps its pointer to a lost image: storing the same bytes again makes it read
     whole, and the store healthy."""
     urls = _images(2)
@@ -138,7 +137,7 @@ def test_storing_the_same_image_again_brings_it_back(spec: StoreSpec) -> None:
         assert store.stats()["missingBlobs"] == 0
 
 
-def _old_quarantine(spec: StoreSpec, store: chatkeep.Store, sid: str) -> None:
+def _old_quarantine(spec: Any, store: chatkeep.Store, sid: str) -> None:
     """What an older `doctor --repair` left: the whole body (its lost image still a blob
     marker) in a quarantine record, an empty body in its place."""
     key = f"session_{sid}"
@@ -161,7 +160,7 @@ def _old_quarantine(spec: StoreSpec, store: chatkeep.Store, sid: str) -> None:
     spec.raw_rows("UPDATE ck_kv SET value='[]' WHERE profile=? AND key=?", (spec.profile, key))
 
 
-def test_restore_quarantine_puts_back_what_reads_now(spec: StoreSpec) -> None:
+def test_restore_quarantine_puts_back_what_reads_now(spec: Any) -> None:
     """A session body an older repair moved to quarantine (it pointed at a lost image) is put
     back by `doctor(restore_quarantine=True)`: every readable byte, a placeholder for the rest."""
     urls = _images(2)
@@ -180,10 +179,10 @@ def test_restore_quarantine_puts_back_what_reads_now(spec: StoreSpec) -> None:
         assert store.local.get("quarantine_1") is None
 
 
-def test_cli_restore_quarantine(tmp_path: Path) -> None:
+def test_cli_restore_quarantine(sqlite_spec: Any) -> None:
     """`chatkeep doctor --restore-quarantine` restores through the console script and says so;
     `chatkeep doctor --repair` afterwards moves nothing out of the session."""
-    spec = StoreSpec("sqlite", str(tmp_path / "s.db"), "default")
+    spec = sqlite_spec
     urls = _images(2)
     with spec.open() as store:
         sid = _three_sessions(store, urls * 3)[0]
