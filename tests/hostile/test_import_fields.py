@@ -287,3 +287,16 @@ def test_wrong_typed_field_through_the_console_script(
             assert proc.stderr.strip()
             with chatkeep.open(str(db)) as store:
                 assert store.export_data() == before
+
+
+def test_a_title_with_a_lone_surrogate_keeps_its_conversation(tmp_path: Path) -> None:
+    """A title no store can write (a lone surrogate) imports with U+FFFD in its place."""
+    doc = copy.deepcopy(DOCS[("claude_conversations.json", "json")])
+    doc[0]["name"] = "Review \ud800 notes"
+    path = tmp_path / "claude.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with chatkeep.open(str(tmp_path / "store.db")) as store:
+        report = chatkeep.import_file(store, str(path))
+        assert report["added"] == len(doc) and not report["skipped"]
+        names = {r["name"] for r in store.sessions.list()}
+        assert "Review \ufffd notes" in names
