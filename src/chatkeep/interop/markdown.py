@@ -28,8 +28,8 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..entries import image_part_url, is_attachment, is_image_part
-from .model import Conversation
 from .jsonread import too_deep
+from .model import Conversation
 from .source import Input, bad_file
 
 SESSION_MARK = "<!-- chatkeep-session "
