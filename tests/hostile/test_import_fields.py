@@ -300,3 +300,21 @@ def test_a_title_with_a_lone_surrogate_keeps_its_conversation(tmp_path: Path) ->
         assert report["added"] == len(doc) and not report["skipped"]
         names = {r["name"] for r in store.sessions.list()}
         assert "Review \ufffd notes" in names
+
+
+def test_a_nameless_session_export_with_a_null_entry_is_a_typed_error(tmp_path: Path) -> None:
+    """A session export with no name and a null entry is a typed error, store unchanged."""
+    doc = copy.deepcopy(DOCS[("chatkeep-session", "json")])
+    del doc["session"]["name"]
+    doc["session"]["history"][0] = None
+    path = tmp_path / "session.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    with _seeded(tmp_path / "store.db") as store:
+        before = store.export_data()
+        try:
+            chatkeep.import_file(store, str(path))
+        except chatkeep.InvalidValue as exc:
+            assert "entry[0] must be an object" in exc.message
+        else:
+            raise AssertionError("a session export with a null entry was accepted")
+        assert store.export_data() == before

@@ -60,7 +60,7 @@ class Conversation:
         if title:
             return title
         for e in self.entries:
-            if e.get("role") == "user" and not is_attachment(e):
+            if isinstance(e, dict) and e.get("role") == "user" and not is_attachment(e):
                 text = " ".join(first_text(e).split())
                 if text:
                     return text[:AUTO_NAME_MAX] + ("…" if len(text) > AUTO_NAME_MAX else "")
