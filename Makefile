@@ -46,7 +46,7 @@ bench: $(STAMP)
 # about an hour on two cores) and the promise that nothing given is lost (1,500 sequences of up
 # to 28 user steps). CI runs the same suites at 1× as part of `make test`.
 fuzz: $(STAMP)
-	CHATKEEP_FUZZ_SCALE=50 $(BIN)/pytest -q -p no:cacheprovider tests/hostile/test_properties.py tests/hostile/test_promise.py
+	CHATKEEP_FUZZ_SCALE=50 $(BIN)/pytest -q -p no:cacheprovider tests/hostile/test_properties.py tests/hostile/test_promise.py tests/hostile/test_import_fields.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

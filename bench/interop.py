@@ -4,7 +4,9 @@
   (each with an edited-away branch, a hidden system node and six visible turns) imported by
   ``chatkeep.import_file`` into a fresh SQLite store, against the obvious alternative: ``json.load``
   the whole file and walk the same branches (no store). Each runs in its own process; the figures
-  are wall time and the child's own peak RSS (``VmHWM``, :mod:`bench.peak`).
+  are wall time and the child's own peak RSS (``VmHWM``, :mod:`bench.peak`). A third child
+  times the ChatGPT reader alone (the same conversations made, nothing stored), so the line
+  tells reading from storing.
 * **Agents SDK session** — the figure-heavy conversation (:func:`bench.workloads.figure_entries`)
   written turn by turn (two ``add_items`` per turn, as the SDK's runner does) into
   ``ChatkeepSession`` and into the SDK's own ``SQLiteSession``; the figures are the time to write
@@ -36,6 +38,18 @@ t = time.perf_counter()
 with chatkeep.open(sys.argv[1]) as store:
     report = chatkeep.import_file(store, sys.argv[2])
 print(time.perf_counter() - t, peak_rss(), report["added"])
+"""
+)
+
+_CHILD_READ = (
+    PEAK_RSS
+    + """
+import sys, time
+from chatkeep.interop import chatgpt
+from chatkeep.interop.source import Input
+t = time.perf_counter()
+read = sum(1 for _ in chatgpt.read(Input(sys.argv[2])))
+print(time.perf_counter() - t, peak_rss(), read)
 """
 )
 
@@ -132,9 +146,16 @@ def import_figures(root: str, n: int) -> dict[str, Any]:
     path = os.path.join(root, "conversations.json")
     size = chatgpt_export(path, n)
     ck = _child(_CHILD_IMPORT, os.path.join(root, "import.db"), path)
+    read = _child(_CHILD_READ, "-", path)
     naive = _child(_CHILD_NAIVE, "-", path)
-    assert ck[2] == n, "the import must add every conversation"
-    return {"conversations": n, "fileBytes": size, "chatkeep": ck[:2], "json.load": naive[:2]}
+    assert ck[2] == n and read[2] == n, "the import must add every conversation"
+    return {
+        "conversations": n,
+        "fileBytes": size,
+        "chatkeep": ck[:2],
+        "read": read[:2],
+        "json.load": naive[:2],
+    }
 
 
 def _db_bytes(path: str) -> int:
@@ -191,6 +212,12 @@ def rows(imp: dict[str, Any], ag: dict[str, Any]) -> list[tuple[str, str, str, s
             "chatkeep import_file",
             f"{ck_t:,.2f} s",
             f"{ck_t / nv_t:,.2f}× json.load ({nv_t:,.2f} s, no store)",
+        ),
+        (
+            "  of which reading the file (no store)",
+            "chatkeep ChatGPT reader",
+            f"{imp['read'][0]:,.2f} s",
+            f"{imp['read'][0] / nv_t:,.2f}× json.load",
         ),
         (
             "  peak memory (RSS)",

@@ -184,7 +184,8 @@ def save_conversations(
                 validate_entries(conv.entries)
             except InvalidEntry as exc:
                 why = f"an entry is not valid: {exc.message}"
-                skipped.append(Skipped(f"conversation {seen}", why, conv.name()).report())
+                title = " ".join(conv.title.split())  # not name(): it reads the invalid entries
+                skipped.append(Skipped(f"conversation {seen}", why, title).report())
                 continue
             readable += 1
             ordinal = 0

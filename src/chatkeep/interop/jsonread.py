@@ -7,7 +7,8 @@
 - :func:`array_items` streams the elements of a JSON array with the interpreter's own decoder
   (no private API) from a text buffer refilled a chunk at a time: memory holds one element, and
   a file of nothing but brackets is refused in the memory of one chunk (the streaming parser
-  used before kept a path string per level: memory grew with the depth squared).
+  used before kept a path string per level: memory grew with the depth squared). An element
+  whose text opens fewer brackets than the limit cannot nest past it and is not walked.
 - :func:`document` reads one whole JSON value the same way (the file need not fit twice in
   memory). Both refuse a run of more than :data:`.budget.BLANK_MAX` blanks between values (a
   value followed by a gigabyte of spaces) and :func:`array_items` an element of more than
@@ -91,7 +92,8 @@ def array_items(fh: IO[bytes], path: str, name: str | None) -> Iterator[Any]:
             reader.pos += 1
             break
         value = reader.decode(decoder)
-        if nests_deeper(value, FILE_MAX_DEPTH - 1):
+        # an element cannot nest deeper than the brackets its text opens: most are not walked
+        if reader.opened > FILE_MAX_DEPTH - 1 and nests_deeper(value, FILE_MAX_DEPTH - 1):
             raise too_deep(path, name)
         yield value
         first = False
@@ -135,6 +137,7 @@ class _Buffer:
         self.pos = 0
         self.eof = False
         self.count = 0  # elements decoded
+        self.opened = 0  # '[' and '{' in the text of the last element (strings included)
 
     def invalid(self, why: str) -> InvalidValue:
         return bad_file(self._path, f"{self._name or 'the file'} is not valid JSON: {why}")
@@ -200,6 +203,7 @@ class _Buffer:
             # a number at the very end of the buffer may go on in the next chunk
             if end == len(self.text) and isinstance(value, int | float) and self.more(want):
                 continue
+            self.opened = self.text.count("[", self.pos, end) + self.text.count("{", self.pos, end)
             self.pos = end
             self.count += 1
             return value

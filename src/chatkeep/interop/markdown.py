@@ -28,6 +28,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ..entries import image_part_url, is_attachment, is_image_part
+from .jsonread import too_deep
 from .model import Conversation
 from .source import Input, bad_file
 
@@ -124,6 +125,8 @@ def _entry(
     layout = meta.pop("layout", None)
     if not isinstance(layout, list) or not layout:
         raise ValueError(f"{where}: entry without a layout")
+    if not all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in layout):
+        raise ValueError(f"{where}: an entry's layout is not a list of [kind, size] pairs")
 
     def take(n: Any) -> str:
         nonlocal k
@@ -187,7 +190,9 @@ def read(inp: Input) -> Iterator[Conversation]:
         try:
             text = fh.read().decode("utf-8")
             convs = parse(text)
-        except (UnicodeDecodeError, ValueError, TypeError, IndexError) as exc:
+        except RecursionError:
+            raise too_deep(inp.path) from None
+        except (UnicodeDecodeError, ValueError, TypeError, IndexError, KeyError) as exc:
             raise bad_file(inp.path, f"not a chatkeep Markdown export ({exc})") from None
     if not convs:
         raise bad_file(inp.path, "no chatkeep session blocks in this Markdown file")

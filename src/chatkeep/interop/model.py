@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,7 @@ from ..entries import first_text, is_attachment, validate_entry
 from ..errors import InvalidEntry
 
 Entry = dict[str, Any]
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 @dataclass
@@ -52,12 +54,13 @@ class Conversation:
 
     def name(self) -> str:
         """The title, else the first words the user wrote (the drawer's auto-name rule, which
-        sees only plain-string entries, would fall back to today's date for image turns)."""
-        title = " ".join(self.title.split())
+        sees only plain-string entries, would fall back to today's date for image turns). A
+        lone surrogate, which no store can write, becomes U+FFFD: the rest of the title stays."""
+        title = " ".join(_SURROGATE.sub("\ufffd", self.title).split())
         if title:
             return title
         for e in self.entries:
-            if e.get("role") == "user" and not is_attachment(e):
+            if isinstance(e, dict) and e.get("role") == "user" and not is_attachment(e):
                 text = " ".join(first_text(e).split())
                 if text:
                     return text[:AUTO_NAME_MAX] + ("…" if len(text) > AUTO_NAME_MAX else "")
