@@ -256,6 +256,60 @@ class Backend(ABC):
             return False
         return bool(self.query(self.column_probe, (words[2], words[5])))
 
+    #: One row when a table, index or trigger of this name exists (parameter: the name);
+    #: empty where the backend does not check (nothing is then reported missing).
+    object_probe = ""
+
+    def rebuilt_by(self, migration: Migration) -> tuple[str, ...]:
+        """Statements re-creating what ``migration``'s ``run`` made (override), beyond its
+        ``CREATE … IF NOT EXISTS`` and ``ADD COLUMN`` statements."""
+        return ()
+
+    def schema_statements(self) -> list[str]:
+        """In order, the statements that re-create every table, column, index and trigger the
+        applied migrations made: each one does nothing where its object is there."""
+        done = set(self.applied_migrations())
+        out: list[str] = []
+        for m in self.migrations():
+            if m.name in done:
+                out += [s for s in m.statements if _object_of(s) or _adds_column(s)]
+                out += self.rebuilt_by(m)
+        return out
+
+    def missing_schema(self) -> list[tuple[str, str]]:
+        """(kind, name) of each table, index or trigger of the applied migrations that is not
+        in the database (dropped behind chatkeep's back); a table's own indexes and triggers
+        go with it and are not listed again."""
+        if not self.object_probe:
+            return []
+        with self.transaction("", write=False):
+            wanted = [o for o in map(_object_of, self.schema_statements()) if o is not None]
+            gone = [(k, n) for k, n in wanted if not self.query(self.object_probe, (n,))]
+        tables = {n for k, n in gone if k == "table"}
+        seen: set[str] = set()
+        out = []
+        for kind, name in gone:
+            on = _table_of(self.schema_statements(), name)
+            if name in seen or (kind != "table" and on in tables):
+                continue
+            seen.add(name)
+            out.append((kind, name))
+        return out
+
+    def rebuild_schema(self) -> None:
+        """Re-create what :meth:`missing_schema` lists (the rows a dropped table held are not
+        brought back here: the doctor recovers what it can from the rows left)."""
+        with self.transaction("", write=True):
+            for stmt in self.schema_statements():
+                if self._column_there(stmt):
+                    continue
+                self.execute(stmt.replace("{blob}", self.blob_type))
+            self.after_rebuild()
+
+    def after_rebuild(self) -> None:
+        """Bring derived tables back in step after :meth:`rebuild_schema` (override)."""
+        return None
+
     def _all_applied(self) -> bool:
         try:
             with self.transaction("", write=False):
@@ -297,3 +351,34 @@ class Backend(ABC):
             if not self._closed:
                 self._closed = True
                 self._close()
+
+
+def _object_of(stmt: str) -> tuple[str, str] | None:
+    """(kind, name) of the table, index or trigger a ``CREATE`` statement makes, else None."""
+    words = stmt.split()
+    up = [w.upper() for w in words[:8]]
+    if not up or up[0] != "CREATE":
+        return None
+    i = 2 if up[1] in ("VIRTUAL", "UNIQUE") else 1
+    kind = up[i].lower()
+    if kind not in ("table", "index", "trigger"):
+        return None
+    j = i + 4 if up[i + 1 : i + 4] == ["IF", "NOT", "EXISTS"] else i + 1
+    return kind, words[j].split("(")[0]
+
+
+def _adds_column(stmt: str) -> bool:
+    words = [w.upper() for w in stmt.split()[:5]]
+    return len(words) == 5 and words[:2] + words[3:] == ["ALTER", "TABLE", "ADD", "COLUMN"]
+
+
+def _table_of(statements: list[str], name: str) -> str | None:
+    """The table the index or trigger ``name`` is on (``ON <table>`` in its statement)."""
+    for stmt in statements:
+        obj = _object_of(stmt)
+        if obj is not None and obj[1] == name and obj[0] != "table":
+            words = stmt.split()
+            upper = [w.upper() for w in words]
+            if "ON" in upper:
+                return words[upper.index("ON") + 1].split("(")[0]
+    return None

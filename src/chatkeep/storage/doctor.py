@@ -26,6 +26,10 @@
                      looks like a new file): reported once, nothing to repair
 ``newer-schema``     a newer chatkeep changed the schema: this version opened the store
                      read-only, checks it without writing and repairs nothing
+``missing-table``    a table (or an index or trigger) of the schema is gone, dropped behind
+                     chatkeep's back: nothing else can be checked until it is back; repair
+                     re-creates every missing part, then recovers the index rows of a dropped
+                     ``ck_sessions`` from the ``session_<id>`` bodies (as orphan bodies)
 
 With ``repair=True`` it fixes what is safe, in one transaction, and never deletes user content:
 orphan bodies get an index row back, index and evicted rows without a body get an empty body, references
@@ -331,9 +335,19 @@ def check(
 ) -> dict[str, Any]:
     """The doctor's report for ``profile`` (see the module docstring). ``restore_quarantine``
     first puts back the quarantined rows that read now (:mod:`.quarantine`), then repairs."""
-    if getattr(backend, "read_only", False):
-        return _check_read_only(backend, profile, repair=repair or restore_quarantine, path=path)
     repair = repair or restore_quarantine
+    lost = [
+        problem("missing-table", name, f"the {kind} {name} is gone (dropped or damaged)")
+        for kind, name in backend.missing_schema()
+    ]
+    if lost and (not repair or getattr(backend, "read_only", False)):
+        return _schema_lost(backend, profile, lost, path)
+    if lost:
+        backend.rebuild_schema()
+        for p in lost:
+            p["repaired"] = True
+    if getattr(backend, "read_only", False):
+        return _check_read_only(backend, profile, repair=repair, path=path)
     restored: list[str] = []
     notes: list[str] = []
     with backend.transaction(profile, write=repair) as tx:
@@ -347,7 +361,7 @@ def check(
         perms.insert(0, problem("empty-file", str(path), EMPTY_FILE))
     if repair and perms and path:
         repair_permissions(path, perms)
-    problems += perms
+    problems = lost + problems + perms
     remaining = problems
     if repair:
         with backend.transaction(profile, write=False) as tx:
@@ -362,6 +376,34 @@ def check(
         "quarantined": quarantined,
         "restored": restored,
         "readOnly": False,
+        "notes": notes,
+    }
+
+
+def _schema_lost(
+    backend: Backend, profile: str, lost: list[dict[str, Any]], path: str | None
+) -> dict[str, Any]:
+    """The report of a store whose schema lost a part: the rest reads through it, so it is
+    checked once ``--repair`` has re-created what is missing."""
+    read_only = bool(getattr(backend, "read_only", False))
+    notes = [
+        "the rest of the store is checked once the missing parts are back"
+        + (
+            " (this store is read-only here: nothing was changed)"
+            if read_only
+            else " (`chatkeep doctor --repair` re-creates them)"
+        )
+    ]
+    problems = lost + permissions(path)
+    return {
+        "profile": profile,
+        "healthy": False,
+        "problems": problems,
+        "remaining": len(problems),
+        "repaired": 0,
+        "quarantined": [],
+        "restored": [],
+        "readOnly": read_only,
         "notes": notes,
     }
 

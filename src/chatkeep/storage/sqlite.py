@@ -11,9 +11,11 @@ from collections.abc import Sequence
 from ..errors import ChatkeepError, StoreError
 from .backend import Backend
 from .sql import Migration
-from .sqlite_order import DIGEST_INSERT, SESSION_ORDER, top_matches
+from .sqlite_order import DIGEST_INSERT, SESSION_ORDER, TRIGGERS, _order_rids, top_matches
 from .sqlite_search import (
+    _NAME_TABLE,
     _OPTIONAL,
+    _TEXT_TABLE,
     SESSION_FTS,
     SESSION_NAMES,
     SESSION_TEXT,
@@ -115,6 +117,7 @@ class SQLiteBackend(Backend):
     local = True
     blob_type = "BLOB"
     column_probe = "SELECT 1 FROM pragma_table_info(?) WHERE name = ?"
+    object_probe = "SELECT 1 FROM sqlite_master WHERE name = ?"
     bytes_len = "length"
 
     def __init__(self, path: str) -> None:
@@ -261,6 +264,36 @@ class SQLiteBackend(Backend):
     def migrations(self) -> tuple[Migration, ...]:
         return (*super().migrations(), SESSION_FTS, SESSION_TEXT, SESSION_NAMES, SESSION_ORDER)
 
+    def rebuilt_by(self, migration: Migration) -> tuple[str, ...]:
+        """The trigram tables and their triggers (made by ``run`` callables)."""
+        return {
+            SESSION_TEXT.name: _TEXT_TABLE,
+            SESSION_NAMES.name: _NAME_TABLE,
+            SESSION_ORDER.name: TRIGGERS,
+        }.get(migration.name, ())
+
+    def after_rebuild(self) -> None:
+        """The names' mirror back in step with ``ck_sessions`` (rows of index rows that are
+        gone out, missing ones in), the trigram rows in the drawer's order and both trigram
+        indexes rebuilt from their content tables (one of them may have been re-created
+        empty)."""
+        have = {r[0] for r in self.query("SELECT name FROM sqlite_master WHERE type='table'")}
+        if "ck_session_name" in have:
+            self.execute(
+                "DELETE FROM ck_session_name WHERE NOT EXISTS (SELECT 1 FROM ck_sessions s"
+                " WHERE s.profile = ck_session_name.profile AND s.ord = ck_session_name.ord)"
+            )
+            self.execute(
+                "INSERT OR IGNORE INTO ck_session_name (profile, ord, name_lc)"
+                " SELECT profile, ord, name_lc FROM ck_sessions"
+            )
+        if SESSION_ORDER.name in self.applied_migrations():
+            _order_rids(self)  # renumbers into buckets and rebuilds both indexes
+            return
+        for fts in ("ck_session_name_trgm", "ck_session_trgm"):
+            if fts in have:
+                self.execute(f"INSERT INTO {fts} ({fts}) VALUES ('rebuild')")
+
     def _use_trigram_index(self) -> None:
         """Search through the trigram index that migration 0007 (or, on a read-only store not
         upgraded yet, 0003) made."""
@@ -339,6 +372,13 @@ class SQLiteBackend(Backend):
             return StoreError(
                 f"the store {self.path} stayed locked for more than {BUSY_TIMEOUT_S:.0f} s",
                 hint="another process holds a long write; retry when it finishes",
+            )
+        lost = str(exc).partition("no such table: ")[2]
+        if isinstance(exc, sqlite3.OperationalError) and lost.startswith("ck_"):
+            return StoreError(
+                f"the store {self.path} lost its table {lost} (it was dropped or damaged)",
+                hint="run `chatkeep doctor --repair`: it rebuilds the table and recovers the"
+                " sessions from their stored bodies",
             )
         if isinstance(exc, sqlite3.DatabaseError):
             return StoreError(
