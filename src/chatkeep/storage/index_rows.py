@@ -59,6 +59,9 @@ SCAN_PAGES = 2
 #: Rows of the drawer's order a search reads first, to tell how densely its needle is held.
 PROBE_ROWS = 8
 _ALL = 2**62  # "no limit" in a LIMIT clause both dialects accept
+#: Rows one multi-row insert writes (8 parameters each: well within both dialects' limits).
+BATCH_ROWS = 500
+_LAST_SECOND = (1 << 33) - 1  # the last second SQLite's rowid buckets tell apart
 
 
 def row_columns(item: Any) -> tuple[str | None, int, int, str, int]:
@@ -151,14 +154,79 @@ class IndexRows:
 
     def index_append(self, item: dict[str, Any]) -> None:
         """Add one row at the end of the list."""
+        self.index_append_many([item])
+
+    def index_append_many(self, items: list[dict[str, Any]]) -> None:
+        """Add rows at the end of the list, :data:`BATCH_ROWS` to a statement: the triggers
+        put a statement's names into the trigram index in one go (FTS5 writes what one
+        statement indexed as one segment; row by row, an import left one per session)."""
+        if not items:
+            return
         self.index_ensure_rows()
         self.bump("kv")
         r = self.rows("SELECT max(ord) FROM ck_sessions WHERE profile=?")
         nxt = 0 if not r or r[0][0] is None else int(r[0][0]) + 1
-        text, blobs = codec.encode(item)
-        self.put_blobs(blobs)
-        self.add_refs(OWNER, blobs)
-        self._insert(nxt, item, text)
+        ids = [i for i in (row_columns(item)[0] for item in items) if i is not None]
+        seen = {  # ids other rows hold already: a row repeating one is legacy
+            v[0]
+            for k in range(0, len(ids), BATCH_ROWS)
+            for v in self.rows(
+                "SELECT id FROM ck_sessions WHERE profile=? AND id IN"
+                f" ({self.marks(len(ids[k : k + BATCH_ROWS]))})",
+                ids[k : k + BATCH_ROWS],
+            )
+        }
+        values: list[Any] = []
+        keys: list[tuple[int, int]] = []
+        for item in items:
+            text, blobs = codec.encode(item)
+            self.put_blobs(blobs)
+            self.add_refs(OWNER, blobs)
+            sid, when, pinned, name_lc, legacy = row_columns(item)
+            values.append((nxt, sid, when, pinned, name_lc, int(legacy or sid in seen), text))
+            keys.append((1 - pinned, -max(0, min(when // 1000, _LAST_SECOND))))
+            seen.add(sid)
+            nxt += 1
+        self.search_written = True
+        # in the drawer's order, by SQLite's buckets (:mod:`.sqlite_order`; a bucket's rows as
+        # listed): the name rows then get ascending rowids, and FTS5 writes a segment
+        # whenever a rowid is lower than the one before it
+        order = sorted(range(len(values)), key=keys.__getitem__)
+        self._insert_rows(
+            "ck_sessions (profile, ord, id, created_at, pinned, name_lc, legacy, value)",
+            [values[k] for k in order],
+        )
+
+    def _insert_rows(self, into: str, values: list[Any]) -> None:
+        """Multi-row ``INSERT INTO {into}`` of this profile's ``values`` (tuples without the
+        profile), :data:`BATCH_ROWS` to a statement."""
+        for k in range(0, len(values), BATCH_ROWS):
+            chunk = values[k : k + BATCH_ROWS]
+            row = "(?," + self.marks(len(chunk[0])) + ")"
+            self._b.execute(
+                f"INSERT INTO {into} VALUES " + ",".join([row] * len(chunk)),
+                [v for t in chunk for v in (self.profile, *t)],
+            )
+
+    def digest_add_many(self, digests: list[tuple[str, str, dict[str, Any]]]) -> None:
+        """Insert the digests of sessions that have none yet, as ``(id, digest, index row)``,
+        :data:`BATCH_ROWS` to a statement (so the trigram index takes them in one go), each
+        where :meth:`~.sql.Tx.digest_add` would put it."""
+        if not digests:
+            return
+        self.search_written = True
+        orders = [(c[2], c[1]) for c in (row_columns(row) for _i, _d, row in digests)]
+        rids = self._b.digest_rids(orders)
+        table = self._b.digest_table
+        if rids is None:
+            self._insert_rows(f"{table} (profile, id, digest)", [(i, d) for i, d, _r in digests])
+            return
+        # in rowid order: FTS5 writes a segment whenever a rowid is lower than the one before
+        values = sorted(
+            [(i, d, rid) for (i, d, _r), rid in zip(digests, rids, strict=True)],
+            key=lambda v: v[2],
+        )
+        self._insert_rows(f"{table} (profile, id, digest, rid)", values)
 
     def index_find(self, session_id: str) -> tuple[int, dict[str, Any]] | None:
         """(ord, item) of the first row with ``session_id``, or None."""
