@@ -31,6 +31,7 @@ from ..limits import check_count, check_text
 from ..limits import check_id as check_id_as
 from . import codec
 from . import evicted as _evicted
+from .batch_rows import SessionBatch
 from .body_append import extend_body
 from .drawer_rows import (
     Row,
@@ -45,7 +46,6 @@ from .drawer_rows import (
     valid,
     with_evicted,
 )
-from .index_rows import BATCH_ROWS
 from .legacy_index import body_key, migrate_index, needs_migration, text_digest
 from .sql import now_ms
 from .switching import Switching
@@ -63,19 +63,6 @@ __all__ = ["MIN_ID_PREFIX", "Sessions", "auto_name"]
 
 #: Fewest characters of a session id that :meth:`Sessions.resolve` accepts as a prefix.
 MIN_ID_PREFIX = 4
-#: Digest characters :meth:`Sessions.add_many` holds before it writes its batch (and at most
-#: :data:`~.index_rows.BATCH_ROWS` sessions): memory stays bounded whatever the import.
-_BATCH_CHARS = 8_000_000
-
-
-def _write_batch(tx: Tx, rows: RowList, digests: list[tuple[str, str, Row]]) -> int:
-    """Write a batch of new sessions' index rows, then their digests (each then goes straight
-    into its session's place in the search order), a statement per chunk; empty both lists."""
-    tx.index_append_many(rows)
-    tx.digest_add_many(digests)
-    rows.clear()
-    digests.clear()
-    return 0
 
 
 class Sessions(Switching):
@@ -250,9 +237,9 @@ class Sessions(Switching):
         """Add saved sessions with given ``id``, ``name`` and ``createdAt`` (an import).
 
         One write transaction for the whole batch: each body is validated and written as it
-        comes (a long iterable is never held in memory) and its row appended to the index, so
-        the cost follows the batch, not the drawer; a large batch then refreshes the search
-        indexes' statistics. A row whose id is already saved (or repeated in the batch) is
+        comes (a long iterable is never held in memory); index rows and digests are appended
+        a few hundred at a time, one statement each (:mod:`.batch_rows`), so the cost follows
+        the batch, not the drawer; a large batch then refreshes the search indexes' statistics. A row whose id is already saved (or repeated in the batch) is
         skipped: adding a batch twice adds nothing. Any error (an invalid body, or one the
         iterable raises) rolls back everything. The live history, ``activeSessionId`` and
         ``maxSessions`` are not touched. Returns the rows."""
@@ -260,10 +247,7 @@ class Sessions(Switching):
         added: RowList = []
         with self._b.transaction(self._profile) as tx:
             known: set[str] = set()  # ids of this batch; earlier ones are looked up
-            # index rows and digests are written a batch at a time (bodies as they come)
-            rows: RowList = []
-            digests: list[tuple[str, str, Row]] = []
-            held = 0
+            batch = SessionBatch(tx)  # index rows and digests; bodies are written as they come
             for row, body in sessions:
                 sid = check_id_as(row.get("id"), hint="derive ids from the source's own ids")
                 if sid in known or tx.index_has_id(sid):
@@ -280,14 +264,10 @@ class Sessions(Switching):
                     "pinned": bool(row.get("pinned", False)),
                 }
                 tx.kv_put(body_key(sid), body)
-                rows.append(new)
-                digests.append((sid, text_digest(body), new))
-                held += len(digests[-1][1])
-                if len(rows) >= BATCH_ROWS or held >= _BATCH_CHARS:
-                    held = _write_batch(tx, rows, digests)
+                batch.add(new, text_digest(body))
                 known.add(sid)
                 added.append(light(new))
-            _write_batch(tx, rows, digests)
+            batch.flush()
         if len(added) >= self._b.bulk_rows:
             self._b.refresh_statistics()
         return added
