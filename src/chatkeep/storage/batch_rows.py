@@ -23,8 +23,12 @@ if TYPE_CHECKING:
 
 OWNER = "k:" + SESSIONS_INDEX_KEY
 _BIG = 2**62
-#: Rows one multi-row insert writes (8 parameters each: well within both dialects' limits).
+#: New sessions one batch writes together (held in memory meanwhile: rows and digests).
 BATCH_ROWS = 500
+#: Parameters one statement carries at most: SQLite before 3.32 allows no more than 999. (FTS5
+#: also writes a segment at the end of each statement; chunks this size cost no more time, and
+#: the ``optimize`` after an import merges what they leave.)
+_PARAMS = 999
 _LAST_SECOND = (1 << 33) - 1  # the last second SQLite's rowid buckets tell apart
 #: Digest characters a :class:`SessionBatch` holds at most before it writes (memory stays
 #: bounded whatever the import).
@@ -66,9 +70,8 @@ class BatchRows:
         def index_ensure_rows(self) -> None: ...
 
     def index_append_many(self, items: list[dict[str, Any]]) -> None:
-        """Add rows at the end of the list, :data:`BATCH_ROWS` to a statement: the triggers
-        put a statement's names into the trigram index in one go (FTS5 writes what one
-        statement indexed as one segment; row by row, an import left one per session)."""
+        """Add rows at the end of the list in multi-row statements, in the drawer's order: the
+        triggers put their names into the trigram index in one go."""
         if not items:
             return
         self.index_ensure_rows()
@@ -108,9 +111,10 @@ class BatchRows:
 
     def _insert_rows(self, into: str, values: list[Any]) -> None:
         """Multi-row ``INSERT INTO {into}`` of this profile's ``values`` (tuples without the
-        profile), :data:`BATCH_ROWS` to a statement."""
-        for k in range(0, len(values), BATCH_ROWS):
-            chunk = values[k : k + BATCH_ROWS]
+        profile), as many to a statement as :data:`_PARAMS` allows."""
+        step = max(1, _PARAMS // (len(values[0]) + 1)) if values else 1
+        for k in range(0, len(values), step):
+            chunk = values[k : k + step]
             row = "(?," + self.marks(len(chunk[0])) + ")"
             self._b.execute(
                 f"INSERT INTO {into} VALUES " + ",".join([row] * len(chunk)),
@@ -118,8 +122,8 @@ class BatchRows:
             )
 
     def digest_add_many(self, digests: list[tuple[str, str, dict[str, Any]]]) -> None:
-        """Insert the digests of sessions that have none yet, as ``(id, digest, index row)``,
-        :data:`BATCH_ROWS` to a statement (so the trigram index takes them in one go), each
+        """Insert the digests of sessions that have none yet, as ``(id, digest, index row)``, in
+        multi-row statements in rowid order (the trigram index takes them in one go), each
         where :meth:`~.sql.Tx.digest_add` would put it."""
         if not digests:
             return
