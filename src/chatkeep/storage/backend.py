@@ -55,6 +55,12 @@ class Backend(ABC):
         when that row is not written yet."""
         return f"INSERT INTO {self.digest_table} (profile, id, digest) VALUES (?,?,?)", ()
 
+    def digest_rids(self, orders: list[tuple[int, int]]) -> list[int] | None:
+        """The rowids of digests inserted one after another whose sessions have these
+        ``(pinned, createdAt)``, where the store orders them (:attr:`ordered_rids`); ``None``:
+        the digest table numbers its rows itself."""
+        return None
+
     def tidy_search(self) -> None:
         """Bounded upkeep of the search indexes, at the end of a write transaction that wrote
         session rows or digests (SQLite: an incremental FTS5 merge). Never fails the write."""

@@ -19,6 +19,7 @@ from json import loads
 from ..constants import SESSIONS_INDEX_KEY
 from ..errors import CorruptValue
 from . import codec
+from .batch_rows import OWNER, BatchRows, row_columns
 
 TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
 if TYPE_CHECKING:
@@ -29,8 +30,6 @@ if TYPE_CHECKING:
 #: ``ck_kv`` text of ``savedSessions`` when its items live in ``ck_sessions``. A stored string
 #: never encodes to it (strings starting with NUL are escaped with one more NUL).
 ROWS_MARK = '"\\u0000rows"'
-OWNER = "k:" + SESSIONS_INDEX_KEY
-_BIG = 2**62
 
 MIGRATION = (
     "CREATE TABLE IF NOT EXISTS ck_sessions (profile TEXT NOT NULL, ord BIGINT NOT NULL,"
@@ -61,24 +60,7 @@ PROBE_ROWS = 8
 _ALL = 2**62  # "no limit" in a LIMIT clause both dialects accept
 
 
-def row_columns(item: Any) -> tuple[str | None, int, int, str, int]:
-    if not isinstance(item, dict):
-        return None, 0, 0, "", 0
-    raw_id = item.get("id")
-    # an id no key can be made of (not a string, empty, NUL, too long) is stored as NULL and
-    # marks the row legacy: the next index read migrates it to a fresh id (the row's value
-    # keeps the original). A NUL cannot go into a PostgreSQL text column at all.
-    usable = isinstance(raw_id, str) and raw_id and "\x00" not in raw_id and len(raw_id) <= 192
-    sid = raw_id if usable else None
-    created = item.get("createdAt")
-    num = created if isinstance(created, int | float) and not isinstance(created, bool) else 0
-    when = int(max(-_BIG, min(_BIG, num))) if num == num else 0  # NaN cannot be stored anyway
-    pinned = 1 if item.get("pinned") else 0
-    name_lc = str(item.get("name", "")).lower().replace("\x00", "")
-    return sid, when, pinned, name_lc, int("history" in item or not usable)
-
-
-class IndexRows:
+class IndexRows(BatchRows):
     """Row-level operations on the sessions index (mixed into the transaction object)."""
 
     profile: str
@@ -151,14 +133,7 @@ class IndexRows:
 
     def index_append(self, item: dict[str, Any]) -> None:
         """Add one row at the end of the list."""
-        self.index_ensure_rows()
-        self.bump("kv")
-        r = self.rows("SELECT max(ord) FROM ck_sessions WHERE profile=?")
-        nxt = 0 if not r or r[0][0] is None else int(r[0][0]) + 1
-        text, blobs = codec.encode(item)
-        self.put_blobs(blobs)
-        self.add_refs(OWNER, blobs)
-        self._insert(nxt, item, text)
+        self.index_append_many([item])
 
     def index_find(self, session_id: str) -> tuple[int, dict[str, Any]] | None:
         """(ord, item) of the first row with ``session_id``, or None."""

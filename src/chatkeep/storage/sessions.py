@@ -31,6 +31,7 @@ from ..limits import check_count, check_text
 from ..limits import check_id as check_id_as
 from . import codec
 from . import evicted as _evicted
+from .batch_rows import SessionBatch
 from .body_append import extend_body
 from .drawer_rows import (
     Row,
@@ -236,9 +237,9 @@ class Sessions(Switching):
         """Add saved sessions with given ``id``, ``name`` and ``createdAt`` (an import).
 
         One write transaction for the whole batch: each body is validated and written as it
-        comes (a long iterable is never held in memory) and its row appended to the index, so
-        the cost follows the batch, not the drawer; a large batch then refreshes the search
-        indexes' statistics. A row whose id is already saved (or repeated in the batch) is
+        comes (a long iterable is never held in memory); index rows and digests are appended
+        a few hundred at a time, one statement each (:mod:`.batch_rows`), so the cost follows
+        the batch, not the drawer; a large batch then refreshes the search indexes' statistics. A row whose id is already saved (or repeated in the batch) is
         skipped: adding a batch twice adds nothing. Any error (an invalid body, or one the
         iterable raises) rolls back everything. The live history, ``activeSessionId`` and
         ``maxSessions`` are not touched. Returns the rows."""
@@ -246,6 +247,7 @@ class Sessions(Switching):
         added: RowList = []
         with self._b.transaction(self._profile) as tx:
             known: set[str] = set()  # ids of this batch; earlier ones are looked up
+            batch = SessionBatch(tx)  # index rows and digests; bodies are written as they come
             for row, body in sessions:
                 sid = check_id_as(row.get("id"), hint="derive ids from the source's own ids")
                 if sid in known or tx.index_has_id(sid):
@@ -262,10 +264,10 @@ class Sessions(Switching):
                     "pinned": bool(row.get("pinned", False)),
                 }
                 tx.kv_put(body_key(sid), body)
-                tx.index_append(new)
-                tx.digest_add(sid, text_digest(body))
+                batch.add(new, text_digest(body))
                 known.add(sid)
                 added.append(light(new))
+            batch.flush()
         if len(added) >= self._b.bulk_rows:
             self._b.refresh_statistics()
         return added

@@ -11,7 +11,14 @@ from collections.abc import Sequence
 from ..errors import ChatkeepError, StoreError
 from .backend import Backend
 from .sql import Migration
-from .sqlite_order import DIGEST_INSERT, SESSION_ORDER, TRIGGERS, _order_rids, top_matches
+from .sqlite_order import (
+    DIGEST_INSERT,
+    SESSION_ORDER,
+    TRIGGERS,
+    _order_rids,
+    free_rids,
+    top_matches,
+)
 from .sqlite_search import (
     _NAME_TABLE,
     _OPTIONAL,
@@ -319,6 +326,9 @@ class SQLiteBackend(Backend):
         if not self.ordered_rids:
             return super().digest_insert(order)
         return DIGEST_INSERT, order or (None, None)
+
+    def digest_rids(self, orders: list[tuple[int, int]]) -> list[int] | None:
+        return free_rids(self, orders) if self.ordered_rids else None
 
     def tidy_search(self) -> None:
         merge_trigram_tables(self)

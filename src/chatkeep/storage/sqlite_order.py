@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 SPAN = 1 << 28  # rowids per bucket
 PIN = 1 << 61
 LAST_SECOND = (1 << 33) - 1  # the year 2242
+CHUNK = 500  # buckets one query of :func:`free_rids` looks up
 
 
 def bucket(row: str) -> str:
@@ -77,6 +78,34 @@ DIGEST_INSERT = (
     + _first_free("ck_session_text", _INSERT_BUCKET)
     + ", ?1, ?2, ?3)"
 )
+
+
+def free_rids(backend: Any, orders: list[tuple[int, int]]) -> list[int]:
+    """The rowids :data:`DIGEST_INSERT` would give digests inserted one after another whose
+    sessions have these ``(pinned, createdAt)`` (as their index rows store them): each at the
+    next free place of its bucket. One query per :data:`CHUNK` distinct buckets, so a batch's
+    digests go into the trigram index in one statement (:meth:`~.index_rows.IndexRows.
+    digest_add_many`) instead of one each."""
+    bases = [
+        (pinned == 0) * PIN + (LAST_SECOND - max(0, min(created // 1000, LAST_SECOND))) * SPAN
+        for pinned, created in orders
+    ]
+    nxt: dict[int, int] = {}
+    distinct = sorted(set(bases))
+    for i in range(0, len(distinct), CHUNK):
+        chunk = distinct[i : i + CHUNK]
+        values = ",".join(["(?)"] * len(chunk))
+        for base, top in backend.query(
+            f"WITH b(base) AS (VALUES {values}) SELECT base, (SELECT max(rid)"
+            f" FROM ck_session_text WHERE rid >= b.base AND rid < b.base + {SPAN}) FROM b",
+            chunk,
+        ):
+            nxt[int(base)] = int(base) if top is None else int(top) + 1
+    rids = []
+    for base in bases:
+        rids.append(nxt[base])
+        nxt[base] += 1
+    return rids
 
 
 def _move_digest(row: str) -> str:
