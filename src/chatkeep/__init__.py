@@ -71,6 +71,7 @@ _LAZY: dict[str, str] = {
     "build_page_context_text": ".rules.context",
     "build_request": ".rules.wire",
     "cap_turn_images": ".rules.images",
+    "check_id": ".limits",
     "check_settings": ".rules.settings",
     "compact_entry_image_parts": ".rules.labels",
     "data_url_mime": ".dataurl",
@@ -171,7 +172,7 @@ if TYPE_CHECKING:
         find_session,
         import_file,
     )
-    from .limits import parse_json
+    from .limits import check_id, parse_json
     from .providers import (
         CardRegistry,
         validate_card,
@@ -299,6 +300,7 @@ __all__ = [
     "build_page_context_text",
     "build_request",
     "cap_turn_images",
+    "check_id",
     "check_settings",
     "compact_entry_image_parts",
     "data_url_mime",

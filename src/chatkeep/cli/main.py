@@ -51,7 +51,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "doctor": (
         "doctor_cmd",
         "doctor_cmd",
-        "Check the store: index and bodies, blob references, unreadable rows, file permissions.",
+        "Check the store: index and bodies, blob references, missing images, unreadable rows.",
     ),
     "edit": (
         "chat_cmds",

@@ -13,15 +13,14 @@ from collections.abc import Callable
 from typing import Any
 
 import chatkeep
-from chatkeep.limits import check_id
 
 Entry = dict[str, Any]
 
 
 def check_session_id(session_id: Any) -> str:
-    """A framework's session id: chatkeep's one id rule (:func:`chatkeep.limits.check_id`),
+    """A framework's session id: chatkeep's one id rule (:func:`chatkeep.check_id`),
     checked when the adapter is made, so no adapter can write what cannot be read back."""
-    return check_id(session_id, "the framework session id")
+    return chatkeep.check_id(session_id, "the framework session id")
 
 
 class SavedConversation:

@@ -129,7 +129,7 @@ def image_problem(data: bytes, what: str) -> str | None:
     Pillow knows (the reader then decides by its type). Only the header is read."""
     import warnings
 
-    from PIL import Image
+    from PIL import Image  # lazily: Pillow is heavy, and only image members need it
 
     try:
         with warnings.catch_warnings():
