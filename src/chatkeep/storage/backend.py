@@ -255,11 +255,9 @@ class Backend(ABC):
         """Whether ``stmt`` adds a column that is already there: ``ADD COLUMN`` is the one
         schema change without ``IF NOT EXISTS`` on both databases, so a store whose
         ``ck_migrations`` table was lost can apply its migrations again."""
-        words = stmt.split()
-        if len(words) < 6 or [w.upper() for w in words[:2] + words[3:5]] != [
-            "ALTER", "TABLE", "ADD", "COLUMN",
-        ]:  # fmt: skip
+        if not _adds_column(stmt):
             return False
+        words = stmt.split()
         return bool(self.query(self.column_probe, (words[2], words[5])))
 
     #: One row when a table, index or trigger of this name exists (parameter: the name);
@@ -289,13 +287,14 @@ class Backend(ABC):
         if not self.object_probe:
             return []
         with self.transaction("", write=False):
-            wanted = [o for o in map(_object_of, self.schema_statements()) if o is not None]
+            statements = self.schema_statements()
+            wanted = [o for o in map(_object_of, statements) if o is not None]
             gone = [(k, n) for k, n in wanted if not self.query(self.object_probe, (n,))]
         tables = {n for k, n in gone if k == "table"}
         seen: set[str] = set()
         out = []
         for kind, name in gone:
-            on = _table_of(self.schema_statements(), name)
+            on = _table_of(statements, name)
             if name in seen or (kind != "table" and on in tables):
                 continue
             seen.add(name)
@@ -374,8 +373,9 @@ def _object_of(stmt: str) -> tuple[str, str] | None:
 
 
 def _adds_column(stmt: str) -> bool:
-    words = [w.upper() for w in stmt.split()[:5]]
-    return len(words) == 5 and words[:2] + words[3:] == ["ALTER", "TABLE", "ADD", "COLUMN"]
+    """Whether ``stmt`` is ``ALTER TABLE <table> ADD COLUMN <column> …``."""
+    words = [w.upper() for w in stmt.split()[:6]]
+    return len(words) == 6 and words[:2] + words[3:5] == ["ALTER", "TABLE", "ADD", "COLUMN"]
 
 
 def _table_of(statements: list[str], name: str) -> str | None:
