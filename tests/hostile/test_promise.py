@@ -7,7 +7,7 @@ copy), load, new, restore evicted sessions, ``doctor --repair``, export — and 
 checks that every character and every image byte the user ever gave is still retrievable from
 the store: the live history, the archive, the saved and evicted sessions, the originals kept
 before a rewrite, and the backups an import with ``--replace`` writes beside the store. Only
-what the user deleted by name may go. Sequences: ``budget(...)`` below (``make fuzz`` ×50).
+what the user deleted by name may go. Sequences: ``budget(10)`` below: 10 in ``make test``, 500 in ``make fuzz`` (×50).
 """
 
 from __future__ import annotations
@@ -272,7 +272,7 @@ def test_nothing_given_is_lost(server: ProviderServer) -> None:
     """Random sequences of user operations never lose a character or an image byte given."""
     Promise.server = server
     run = Promise.TestCase
-    run.settings = budget(30)
+    run.settings = budget(10)
     run.settings = type(run.settings)(
         run.settings, stateful_step_count=max(8, int(14 * min(SCALE, 2)))
     )
