@@ -198,6 +198,21 @@ def validate_entry(entry: Any, index: int | None = None) -> None:
     for flag in ("imagesSeen", "summarized", "interrupted"):
         if flag in entry and not isinstance(entry[flag], bool):
             raise InvalidEntry(f"{where}.{flag} must be true or false", field=flag)
+    if "createdAt" in entry and not (
+        type(entry["createdAt"]) is int and 0 <= entry["createdAt"] < 2**53
+    ):
+        raise InvalidEntry(
+            f"{where}.createdAt must be a time in epoch milliseconds", field="createdAt"
+        )
+    if "reasoning" in entry and not isinstance(entry["reasoning"], str):
+        raise InvalidEntry(f"{where}.reasoning must be a string", field="reasoning")
+    for key, text_key in (("toolCalls", "arguments"), ("toolResult", "content")):
+        if key in entry and not _tool_records(entry[key], text_key):
+            raise InvalidEntry(
+                f"{where}.{key} must be a list of {{{'name' if key == 'toolCalls' else 'name?'}"
+                f", {text_key}: str, id?}} objects",
+                field=key,
+            )
     prov = entry.get("provider")
     if "provider" in entry and not (
         isinstance(prov, dict)
@@ -210,6 +225,18 @@ def validate_entry(entry: Any, index: int | None = None) -> None:
             f"{where}.usage must be {{input, cachedRead, cacheWrite, output}} (integers ≥ 0)",
             field="usage",
         )
+
+
+def _tool_records(value: Any, text_key: str) -> bool:
+    """``toolCalls`` (``{name, arguments, id?}``) and ``toolResult`` (``{content, name?, id?}``):
+    lists of objects whose text is a string; ``name`` and ``id``, when present, are strings."""
+    return isinstance(value, list) and all(
+        isinstance(r, dict)
+        and isinstance(r.get(text_key), str)
+        and (text_key != "arguments" or isinstance(r.get("name"), str))
+        and all(isinstance(r[k], str) for k in ("name", "id") if k in r)
+        for r in value
+    )
 
 
 def require_entry_list(value: Any, what: str = "history") -> list[Any]:
