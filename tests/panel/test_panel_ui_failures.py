@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from panel_helpers import expected_console_errors, open_panel, use_provider
 
-from support.provider_server import Drop, Text, unauthorized
+from support.provider_server import Close, Drop, Text, unauthorized
 
 WIDTHS = [400, 1400]
 
@@ -141,3 +141,43 @@ def test_settings_error_and_toast_sit_inside_the_dialog_above_its_backdrop(
     assert page.locator("#set-activeProvider").input_value() == "broken"
     assert pstore.get_all()["activeProvider"] == "broken"
     expected_console_errors(page, "status of 400")
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_cut_short_reply_is_marked_interrupted_and_offers_retry_not_regenerate(
+    make_page, live_server, pstore, provider_server, width
+):
+    """A stream that ends cleanly without its end marker is shown cut off, with Retry; Retry
+    answers the same question in place (one question bubble, one reply)."""
+    use_provider(pstore, provider_server)
+    provider_server.queue(
+        Close(after_chunks=3, text=Text("alpha beta gamma delta epsilon")),
+        Text("the whole answer"),
+    )
+    page = make_page(width=width)
+    open_panel(page, live_server)
+    page.fill("#message", "tell me everything")
+    page.press("#message", "Enter")
+    cut = page.locator(".bubble.assistant.interrupted:not(.streaming)")
+    cut.wait_for()
+    assert "alpha beta gamma" in cut.locator(".md").inner_text()
+    assert "cut off" in cut.locator(".meta").inner_text()
+    assert "stopped" not in cut.locator(".meta").inner_text()
+    assert cut.locator("button.regenerate").inner_text() == "Retry"
+    assert page.locator("button:text-is('Regenerate')").count() == 0
+    assert page.locator(".notice").filter(has_text="incomplete").count() == 1
+    stored = pstore.history.read()
+    assert stored[-1]["interrupted"] is True
+    cut.locator("button.regenerate").click()
+    page.wait_for_selector(".bubble.assistant:not(.streaming) .md:has-text('the whole answer')")
+    assert page.locator(".bubble.user").count() == 1
+    assert page.locator(".bubble.assistant").count() == 1
+    assert page.locator("button.regenerate").inner_text() == "Regenerate"
+    assert [(e["role"], e["content"], e.get("interrupted")) for e in pstore.history.read()] == [
+        ("user", "tell me everything", None),
+        ("assistant", "the whole answer", None),
+    ]
+    assert [r.body["messages"][-1]["content"] for r in provider_server.requests] == [
+        "tell me everything",
+        "tell me everything",
+    ]

@@ -5,9 +5,10 @@ names the session."""
 from __future__ import annotations
 
 import pytest
-from panel_helpers import open_panel
+from panel_helpers import open_panel, use_provider
 
 from factories import assistant, user
+from support.provider_server import Text
 
 
 def _names(store):
@@ -106,3 +107,45 @@ def test_archive_is_browsable_in_pages_above_the_conversation(
     assert first.locator(".text").inner_text() == "question 0"
     assert page.locator("#earlier-list .edit, #earlier-list .regenerate").count() == 0
     assert page.locator("#earlier-list .bubble.archived").count() == 36
+
+
+def test_a_loaded_session_longer_than_the_window_gets_its_new_turns_written_back(
+    page, live_server, pstore, provider_server
+):
+    """Load a 12-entry session into a 4-entry window, ask one question, switch away: the session
+    holds all 12 entries and the new turn (nothing went to the archive), and loading it again
+    in the browser shows the new turn."""
+    use_provider(pstore, provider_server)
+    pstore.local.set("maxHistoryEntries", 100)
+    long_body = [user(f"long q{i}") if i % 2 == 0 else assistant(f"long a{i}") for i in range(12)]
+    for e in long_body:
+        pstore.history.append(e)
+    long = pstore.sessions.save("Long")
+    pstore.history.clear()
+    pstore.history.append(user("other topic"))
+    pstore.sessions.save("Other")
+    pstore.history.clear()
+    pstore.local.set("maxHistoryEntries", 4)
+    provider_server.queue(Text("the new answer"))
+    open_panel(page, live_server)
+    page.click("#open-drawer")
+    page.click(".session:has-text('Long') .session-open")
+    page.wait_for_selector(".bubble.assistant .md:has-text('long a11')")
+    assert page.locator("#session-name").inner_text() == "Long"
+    page.fill("#message", "one more question")
+    page.press("#message", "Enter")
+    page.wait_for_selector(".bubble.assistant:not(.streaming) .md:has-text('the new answer')")
+    page.click("#open-drawer")
+    page.click(".session:has-text('Other') .session-open")
+    page.wait_for_selector(".bubble.user .text:has-text('other topic')")
+    body = pstore.sessions.get(long["id"])["history"]
+    assert [e["content"] for e in body] == [
+        *(e["content"] for e in long_body),
+        "one more question",
+        "the new answer",
+    ]
+    assert _names(pstore) == ["Long", "Other"]
+    page.click("#open-drawer")
+    page.click(".session:has-text('Long') .session-open")
+    page.wait_for_selector(".bubble.assistant .md:has-text('the new answer')")
+    assert page.locator("#session-name").inner_text() == "Long"

@@ -198,19 +198,22 @@ function usageLine(view) {
   return el("div", { className: "usage", text: usageText(view.usage, cost) });
 }
 
-export function assistantBubble(view, { isLast = false, readOnly = false, cutOff = false } = {}) {
+export function assistantBubble(view, { isLast = false, readOnly = false, cutOff = false, stopped = false } = {}) {
   const body = el("div", { className: "md" });
   body.innerHTML = view.html || ""; // server-sanitized Markdown (markdown-it-py, html off)
   const meta = [];
   if (view.provider) meta.push([view.provider.name, view.provider.model].filter(Boolean).join(" · "));
-  if (cutOff) meta.push("interrupted — the reply was cut off");
+  // An interrupted reply is incomplete: "stopped" when the user stopped it on this page, "cut
+  // off" otherwise (a dropped or cut-short stream); the last one offers Retry, not Regenerate.
+  const incomplete = Boolean(view.interrupted) && !stopped;
+  if (cutOff || incomplete) meta.push("interrupted — the reply was cut off");
   else if (view.interrupted) meta.push("stopped");
   const copy = el("button", { type: "button", className: "copy", text: "Copy", "aria-label": "Copy reply" });
   copy.addEventListener("click", () => copyText(stripThought(view.text), copy));
   return el(
     "div",
     {
-      className: `bubble assistant${readOnly ? " archived" : ""}${view.interrupted ? " interrupted" : ""}${cutOff ? " partial" : ""}`,
+      className: `bubble assistant${readOnly ? " archived" : ""}${view.interrupted ? " interrupted" : ""}${cutOff || incomplete ? " partial" : ""}`,
       dataset: { index: view.index },
     },
     body,
@@ -221,7 +224,13 @@ export function assistantBubble(view, { isLast = false, readOnly = false, cutOff
       meta.length ? el("span", { className: "meta", text: meta.join(" — ") }) : null,
       copy,
       isLast && !readOnly
-        ? el("button", { type: "button", className: "regenerate", text: "Regenerate", onclick: () => hooks.regenerate() })
+        ? el("button", {
+            type: "button",
+            className: incomplete ? "regenerate cut-short" : "regenerate",
+            text: incomplete ? "Retry" : "Regenerate",
+            "aria-label": incomplete ? "Retry: the reply was cut off" : "Regenerate",
+            onclick: () => hooks.regenerate(),
+          })
         : null,
     ),
   );

@@ -30,6 +30,8 @@ const state = {
   failure: null, // {message, hint} of the last failed turn, shown on the unanswered question
   session: null,
   stick: true, // the user is at the bottom: follow new content
+  stopping: false, // the user pressed Stop during the current turn
+  stopped: new Set(), // indices of replies the user stopped on this page ("stopped", not "cut off")
 };
 
 const NEAR_BOTTOM_PX = 48;
@@ -141,7 +143,12 @@ function nodeFor(view, { readOnly = false } = {}) {
   if (view.role === "user") {
     return userBubble(view, { readOnly, unanswered: (last && !state.busy) || view === cut });
   }
-  return assistantBubble(view, { isLast: last, readOnly, cutOff: last && cut !== null });
+  return assistantBubble(view, {
+    isLast: last,
+    readOnly,
+    cutOff: last && cut !== null,
+    stopped: state.stopped.has(view.index),
+  });
 }
 
 function emptyNote() {
@@ -311,6 +318,7 @@ function setBusy(busy) {
 }
 
 export async function stopTurn() {
+  state.stopping = true;
   try {
     if (state.turn) await api("POST", "/api/chat/stop", { turn: state.turn });
     else if (state.controller) state.controller.abort();
@@ -335,6 +343,7 @@ export async function streamTurn(path, body, { echo = null, from = null, keep = 
   const start = from === null ? state.views.length : from;
   setBusy(true);
   state.failure = null;
+  state.stopping = false;
   const box = messages();
   box.querySelector(".empty")?.remove();
   for (const node of [...box.children]) {
@@ -394,6 +403,7 @@ export async function streamTurn(path, body, { echo = null, from = null, keep = 
         } else if (event === "notice") notice(data.message);
         else if (event === "done") {
           result.ok = true;
+          result.interrupted = Boolean(data.interrupted);
           showStats(data);
           const warnings = data.warnings || [];
           if (warnings.length) notice(warnings[warnings.length - 1], { kind: "warn" });
@@ -429,6 +439,15 @@ export async function streamTurn(path, body, { echo = null, from = null, keep = 
     await refreshFrom(start);
   } catch (err) {
     showError(err);
+  }
+  if (result.ok && result.interrupted) {
+    // A stopped reply reads "stopped"; one the provider cut short (the stream ended without its
+    // end marker) reads "cut off" and offers Retry, never Regenerate as if it were complete.
+    const k = lastMessageIndex();
+    if (k >= 0 && state.views[k].role === "assistant" && state.stopping) {
+      state.stopped.add(state.views[k].index);
+      redrawLast();
+    }
   }
   if (result.error && partial && unansweredQuestion()) {
     // The stream dropped mid-reply: keep what arrived on screen, marked as interrupted.
