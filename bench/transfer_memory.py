@@ -8,7 +8,7 @@ and ``store.import_from(file)`` into an empty store run, then the console script
 ``chatkeep export -o FILE`` and ``chatkeep import FILE`` into another empty store. The table shows
 each process's peak resident memory (``VmHWM``, :mod:`bench.peak`) next to the image volume. The
 CLI runs in a child ``python -c`` that calls the console script's entry point
-(``chatkeep.cli.entry:main``, what the installed ``chatkeep`` script runs) with the command's
+(``chatkeep.cli.main:main``, what the installed ``chatkeep`` script runs) with the command's
 arguments and writes its own ``VmHWM`` to a file from an ``atexit`` hook, so the figure covers
 the whole command — start-up, Click, the export or import — and nothing of this process. Target: under 300 MB for 1 GB
 (``--mb 1024``, the default; ``--mb 100`` for a quick run). Byte counts are reported, never
@@ -80,7 +80,7 @@ def _report():
         fh.write(str(peak_rss()))
 atexit.register(_report)
 sys.argv[0] = "chatkeep"
-from chatkeep.cli.entry import main
+from chatkeep.cli.main import main
 main()
 """
 )

@@ -57,7 +57,7 @@ FACES = ("chatkeep.cli", "chatkeep.panel", "chatkeep.integrations", "chatkeep.__
 #: Face → non-facade modules it may import besides its own package.
 FACE_ENTRY_POINTS = {
     "chatkeep.cli": {"chatkeep.panel.server"},
-    "chatkeep.__main__": {"chatkeep.cli.entry"},
+    "chatkeep.__main__": {"chatkeep.cli.main"},
 }
 HEAVY = {
     "PIL",
@@ -75,7 +75,6 @@ HEAVY = {
     "trafilatura",
     "uvicorn",
     "lxml",
-    "ijson",
     "agents",
     "langchain_core",
 }

@@ -1,9 +1,8 @@
-"""``python -m chatkeep``: the command line, where no ``chatkeep`` script is on the path (on
-Windows, say, where the installed script has no launcher of its own)."""
+"""``python -m chatkeep``: the command line, where no ``chatkeep`` script is on the path."""
 
 from __future__ import annotations
 
-from chatkeep.cli.entry import main
+from chatkeep.cli.main import main
 
 if __name__ == "__main__":
     main()

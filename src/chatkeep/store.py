@@ -11,7 +11,6 @@ below imports it.
 from __future__ import annotations
 
 import os
-import sys
 
 from .constants import DEFAULT_UNSEEN_BUDGET
 from .errors import InvalidValue, StoreError
@@ -27,29 +26,9 @@ if TYPE_CHECKING:
 
 def default_store_path() -> str:
     """``chatkeep.db`` in the user data directory platformdirs names for ``chatkeep``."""
-    return os.path.join(_xdg_data_dir() or _platform_data_dir(), "chatkeep.db")
+    import platformdirs  # only needed when no store URL is given
 
-
-def _xdg_data_dir() -> str | None:
-    """On Linux, the directory platformdirs gives in its plain cases (``$XDG_DATA_HOME`` if
-    absolute, else ``$HOME/.local/share`` with an absolute ``HOME``), without importing it:
-    platformdirs loads pathlib and tempfile, about as long as the interpreter takes to start,
-    which a reading command would pay on every run. ``None`` in every other case."""
-    env = os.environ
-    if sys.platform != "linux" or "ANDROID_DATA" in env or "ANDROID_ROOT" in env:
-        return None
-    xdg, home = env.get("XDG_DATA_HOME", ""), env.get("HOME", "")
-    if xdg.startswith("/"):
-        return os.path.join(xdg, "chatkeep")
-    if xdg.strip() or not home.startswith("/"):
-        return None  # a relative value or no usable HOME: platformdirs decides
-    return os.path.join(home, ".local", "share", "chatkeep")
-
-
-def _platform_data_dir() -> str:
-    import platformdirs  # lazy: only needed when no store URL is given
-
-    return platformdirs.user_data_dir("chatkeep")
+    return os.path.join(platformdirs.user_data_dir("chatkeep"), "chatkeep.db")
 
 
 def _backend_for(url: str) -> Backend:

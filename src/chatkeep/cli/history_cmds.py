@@ -26,7 +26,6 @@ from .reading import history_text
 @pass_ctx
 def history_cmd(ctx, as_json: bool, archived: bool, last: int | None) -> None:  # noqa: ANN001
     """Show the live history (images as sizes, never base64)."""
-    # the text is made in .reading, which the start-up fast path (.fast) prints as well
     text = history_text(ctx.store(), as_json=as_json, archived=archived, last=last)
     sys.stdout.write(text) if as_json else click.echo(text, nl=False)
 

@@ -14,7 +14,6 @@ import sys
 import click
 
 from .. import ChatkeepError, __version__
-from ._help import HELP_WIDTH
 from .context import Ctx
 from .paths import typed_paths
 
@@ -139,12 +138,7 @@ class LazyGroup(click.Group):
 
 @click.group(
     cls=LazyGroup,
-    # a fixed width, so `chatkeep --help` can be answered from HELP_TEXT without Click
-    context_settings={
-        "help_option_names": ["-h", "--help"],
-        "max_content_width": HELP_WIDTH,
-        "terminal_width": HELP_WIDTH,
-    },
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
 @click.option(
     "--store",
@@ -171,12 +165,6 @@ def cli(ctx: click.Context, store_url: str | None, profile: str, debug: bool) ->
     """
     ctx.obj = Ctx(store_url, profile, debug)
     ctx.call_on_close(ctx.obj.close)
-
-
-def render_help() -> str:
-    """The top-level help exactly as Click prints it (what :mod:`._help` stores)."""
-    with click.Context(cli, info_name="chatkeep", **cli.context_settings) as ctx:
-        return ctx.get_help() + "\n"
 
 
 def exit_code_for(exc: ChatkeepError) -> int:

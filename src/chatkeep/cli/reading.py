@@ -1,9 +1,5 @@
-"""What ``chatkeep history`` and ``chatkeep sessions list`` print, as text and without Click.
-
-The Click commands and the start-up fast path (:mod:`.fast`) both print exactly this text, so
-the two cannot drift apart: a new option of these commands is handled here and by the Click
-command, and the fast path leaves any command line it does not know to Click.
-"""
+"""What ``chatkeep history`` and ``chatkeep sessions list`` print: the listings as text (plain,
+with control characters escaped) or as JSON, made from the store without any Click object."""
 
 from __future__ import annotations
 

@@ -77,7 +77,6 @@ def list_cmd(ctx, query: str, as_json: bool, limit: int | None, offset: int, evi
             headers = ("id", "name", "created", "evicted")
             click.echo(columns_text(headers, table, bold=sys.stdout.isatty()), nl=False)
         return
-    # the text is made in .reading, which the start-up fast path (.fast) prints as well
     text = sessions_list_text(
         ctx.store(),
         query,
