@@ -83,6 +83,9 @@ def _fill(store) -> None:
     )
     reply["provider"] = {"name": "openai", "model": "gpt-4o-mini"}
     reply["usage"] = {"input": 1850, "cachedRead": 1024, "cacheWrite": 0, "output": 96}
+    reply["reasoning"] = "Compare the three bars, then read the table."
+    reply["toolCalls"] = [{"name": "read_chart", "arguments": '{"bars": 3}'}]
+    reply["toolResult"] = [{"name": "read_chart", "content": "120, 80, 45"}]
     store.history.append(reply)
     store.history.append(user("And the memory use?"))
     store.sessions.save("Release 2.0 review")

@@ -147,3 +147,36 @@ def test_file_chip_shows_the_name_and_big_uploads_show_progress(
     chip = page.locator(".chip").inner_text()
     assert "field-notes.txt" in chip
     assert "chatkeep-upload" not in chip and "/tmp" not in chip
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_reasoning_and_tool_calls_are_folded_beside_the_reply_as_plain_text(
+    make_page, live_server, pstore, theme
+):
+    """A reply's reasoning and its tool calls with their results (SPEC §14) show folded above
+    the answer, as text (markup in them stays text), and are not part of the answer."""
+    thought = "Let me think <img src=x onerror=alert(1)> about **this**"
+    reply = _reply("The answer is 4.")
+    reply["reasoning"] = thought
+    reply["toolCalls"] = [{"name": "calc", "arguments": '{"expr": "2+2"}', "id": "c1"}]
+    reply["toolResult"] = [{"name": "calc", "content": "4", "id": "c1"}]
+    pstore.history.append(user("what is 2+2?"))
+    pstore.history.append(reply)
+    page = make_page(width=400, theme=theme)
+    open_panel(page, live_server)
+    bubble = page.locator(".bubble.assistant")
+    folded = bubble.locator("details.reasoning")
+    assert folded.get_attribute("open") is None
+    assert folded.locator("summary").inner_text() == "Reasoning"
+    assert folded.locator(".aside-text").text_content() == thought
+    assert bubble.locator("img").count() == 0
+    assert bubble.locator(".md").inner_text().strip() == "The answer is 4."
+    assert not folded.locator(".aside-text").is_visible()
+    folded.locator("summary").click()
+    assert folded.locator(".aside-text").is_visible()
+    tools = bubble.locator("details.tools")
+    assert tools.locator("summary").inner_text() == "Tool calls (1)"
+    assert tools.locator(".aside-text").all_text_contents() == [
+        'calc({"expr": "2+2"})',
+        "calc → 4",
+    ]

@@ -13,8 +13,10 @@
   video of the conversation (the entry's own ``videoSrc``, else the latest earlier one).
 
 Every view keeps ``index``, ``role`` and the entry flags (``attachId``, ``videoSrc``,
-``imagesSeen``, ``summarized``, ``interrupted``, ``provider``), and a reply's ``usage``
-(``{input, cachedRead, cacheWrite, output}``, SPEC §6.4) when it has one. Rendered replies are
+``imagesSeen``, ``summarized``, ``interrupted``, ``provider``), a reply's ``usage``
+(``{input, cachedRead, cacheWrite, output}``, SPEC §6.4) when it has one, and what an entry keeps
+beside its text and never sends (``reasoning``, ``toolCalls``, ``toolResult``, ``createdAt``:
+the page shows them folded, as plain text). Rendered replies are
 remembered (:func:`~chatkeep.panel.markdown.render_markdown_cached`).
 
 :class:`ImageRegistry` remembers, per content hash, the data URLs the page was told about, so
@@ -146,6 +148,10 @@ def history_view(
                 view[key] = base[key]
         if isinstance(entry.get("usage"), dict):
             view["usage"] = entry["usage"]
+        # kept beside the reply, never sent (SPEC §14): shown folded, as plain text
+        for key in ("reasoning", "toolCalls", "toolResult", "createdAt"):
+            if key in entry:
+                view[key] = entry[key]
         video = video_url(entry) or video
         infos = [p for p in base["content"] if p.get("type") == "image"]
         if is_attachment(entry):

@@ -198,6 +198,27 @@ function usageLine(view) {
   return el("div", { className: "usage", text: usageText(view.usage, cost) });
 }
 
+// What a reply kept beside its text and never sends (SPEC §14): its reasoning and the tools it
+// called with their results, folded; plain text only (textContent), whatever the source held.
+function keptAside(view) {
+  const folds = [];
+  if (typeof view.reasoning === "string" && view.reasoning) {
+    folds.push(
+      el("details", { className: "aside reasoning" }, el("summary", { text: "Reasoning" }), el("div", { className: "aside-text", text: view.reasoning })),
+    );
+  }
+  const calls = Array.isArray(view.toolCalls) ? view.toolCalls : [];
+  const results = Array.isArray(view.toolResult) ? view.toolResult : [];
+  if (calls.length || results.length) {
+    const rows = [];
+    for (const c of calls) rows.push(el("div", { className: "aside-text", text: `${c.name || "tool"}(${c.arguments || ""})` }));
+    for (const r of results) rows.push(el("div", { className: "aside-text result", text: `${r.name ? `${r.name} → ` : "→ "}${r.content || ""}` }));
+    const label = calls.length ? `Tool calls (${calls.length})` : `Tool results (${results.length})`;
+    folds.push(el("details", { className: "aside tools" }, el("summary", { text: label }), ...rows));
+  }
+  return folds;
+}
+
 export function assistantBubble(view, { isLast = false, readOnly = false, cutOff = false, stopped = false } = {}) {
   const body = el("div", { className: "md" });
   body.innerHTML = view.html || ""; // server-sanitized Markdown (markdown-it-py, html off)
@@ -216,6 +237,7 @@ export function assistantBubble(view, { isLast = false, readOnly = false, cutOff
       className: `bubble assistant${readOnly ? " archived" : ""}${view.interrupted ? " interrupted" : ""}${cutOff || incomplete ? " partial" : ""}`,
       dataset: { index: view.index },
     },
+    ...keptAside(view),
     body,
     usageLine(view),
     el(
