@@ -61,7 +61,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..entries import Entry
@@ -69,10 +68,7 @@ from ..errors import ChatkeepError, ContextOverflow, InvalidValue, ProviderError
 from ..providers import (
     Card,
     Done,
-    ReasoningDelta,
-    TextDelta,
     dropped_mid_reply,
-    stream_with_retries,
     truncation_warning,
 )
 from ..rules.accounting import request_stats
@@ -84,6 +80,7 @@ from .chain import remember_response
 from .landing import ARCHIVED_NOTICE, land
 from .planner import LAST_REQUEST_KEY, RequestPlan, plan_request, remember_request
 from .prepare import Turn
+from .streaming import Callback, CutOff, Outcome, Produced, stream_reply
 from .turn import Reply
 from .unsaved import finish_or_keep
 
@@ -112,49 +109,10 @@ CUT_SHORT_WARNING = (
     "(the panel's Retry)"
 )
 
-Callback = Callable[[str], object] | None
-
 
 def now_ms() -> int:
     """The time an entry is appended (``createdAt``, epoch milliseconds)."""
     return int(time.time() * 1000)
-
-
-@dataclass
-class _Outcome:
-    done: Done
-    plan: RequestPlan
-    changed: list[dict[str, Any]]
-
-
-class _Produced:
-    """The answer and reasoning pieces that reached the caller during the current stream."""
-
-    def __init__(self) -> None:
-        self.pieces: list[str] = []
-        self.thoughts: list[str] = []
-
-    @property
-    def value(self) -> bool:
-        """Whether any piece arrived (the stream is then not restarted)."""
-        return bool(self.pieces or self.thoughts)
-
-    @property
-    def text(self) -> str:
-        return "".join(self.pieces)
-
-    @property
-    def reasoning(self) -> str:
-        return "".join(self.thoughts).strip()
-
-
-class _CutOff(Exception):
-    """A provider error after part of the reply streamed (carries the partial text)."""
-
-    def __init__(self, error: ProviderError, produced: _Produced, plan: RequestPlan) -> None:
-        super().__init__(str(error))
-        self.error, self.plan = error, plan
-        self.text, self.reasoning = produced.text, produced.reasoning
 
 
 class Chat:
@@ -311,11 +269,11 @@ class Chat:
             appended = True
             try:
                 outcome = self._call(turn, plan, cancel, (on_delta, on_reasoning), notify)
-            except _CutOff as cut:
+            except CutOff as cut:
                 # the stream dropped mid-reply: keep what arrived (interrupted), then report
                 self._finish(
                     turn,
-                    _Outcome(
+                    Outcome(
                         Done(cut.text, interrupted=True, reasoning=cut.reasoning), cut.plan, []
                     ),
                     start_session,
@@ -337,7 +295,7 @@ class Chat:
     def _finish(
         self,
         turn: Turn,
-        outcome: _Outcome,
+        outcome: Outcome,
         start_session: str,
         warnings: list[str],
         notify: Callable[[str], None],
@@ -410,36 +368,21 @@ class Chat:
         card: Card,
         plan: RequestPlan,
         cancel: threading.Event,
-        callbacks: tuple[Callback, Callback],
+        listeners: tuple[Callback, Callback],
         notify: Callable[[str], None],
-        produced: _Produced,
+        produced: Produced,
     ) -> Done:
-        on_delta, on_reasoning = callbacks
-
-        def on_retry(attempt: int, error: BaseException) -> None:
-            reason = getattr(error, "message", None) or str(error)  # hint comes with the error
-            notify(f"the provider did not answer ({reason}); retrying ({attempt}/{self.retries})")
-
-        for event in stream_with_retries(
+        return stream_reply(
             card,
-            plan.request.body,
-            cancel=cancel,
+            plan,
+            cancel,
+            listeners,
+            produced,
             retries=self.retries,
             delay=self.retry_delay,
             sleep=self.sleep,
-            on_retry=on_retry,
-        ):
-            if isinstance(event, TextDelta):
-                produced.pieces.append(event.text)
-                if on_delta is not None:
-                    on_delta(event.text)
-            elif isinstance(event, ReasoningDelta):
-                produced.thoughts.append(event.text)
-                if on_reasoning is not None:
-                    on_reasoning(event.text)
-            else:
-                return event
-        return Done("", interrupted=cancel.is_set())  # pragma: no cover - adapters end with Done
+            notify=notify,
+        )
 
     def _call(
         self,
@@ -448,31 +391,31 @@ class Chat:
         cancel: threading.Event,
         callbacks: tuple[Callback, Callback],
         notify: Callable[[str], None],
-    ) -> _Outcome:
-        produced = _Produced()
+    ) -> Outcome:
+        produced = Produced()
         try:
             done = self._stream(turn.card, plan, cancel, callbacks, notify, produced)
-            return _Outcome(done, plan, [])
+            return Outcome(done, plan, [])
         except ContextOverflow as exc:
             if produced.value:
-                raise _CutOff(exc, produced, plan) from exc
+                raise CutOff(exc, produced, plan) from exc
             stubbed, changed = stub_oversized_attachments(plan.history)
             if not changed:
                 raise
         except ProviderError as exc:
             if produced.value:
-                raise _CutOff(exc, produced, plan) from exc
+                raise CutOff(exc, produced, plan) from exc
             raise
         notify(RESCUE_NOTICE)
         rescued = plan_request(
             self.store, turn.card, turn.system, stubbed, turn.user_entry, chain=False
         )
-        again = _Produced()
+        again = Produced()
         try:
             done = self._stream(turn.card, rescued, cancel, callbacks, notify, again)
         except ProviderError as exc:
             if again.value:
-                raise _CutOff(exc, again, rescued) from exc
+                raise CutOff(exc, again, rescued) from exc
             raise
         # A stopped rescue keeps its partial answer but does not persist the stubs.
-        return _Outcome(done, rescued, [] if done.interrupted else changed)
+        return Outcome(done, rescued, [] if done.interrupted else changed)
