@@ -131,6 +131,8 @@ def test_reasoning_goes_to_stderr_and_the_answer_alone_to_stdout(
     with chatkeep.open(str(db)) as s:
         kept = s.history.read()[-1]
     assert kept["content"] == "Option two." and kept["reasoning"] == thought
+    shown_line = run(db, "history").stdout.splitlines()[-1]
+    assert shown_line == f"#1 assistant [reasoning: {len(thought)} chars]: Option two."
     provider_server.queue(Text("Option one.", reasoning="Think again."))
     shown = json.loads(run(db, "chat", "sure?", "--json").stdout)
     assert shown["text"] == "Option one." and shown["reasoning"] == "Think again."
