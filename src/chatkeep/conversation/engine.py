@@ -32,15 +32,15 @@ run**:
   5. success → :func:`~.landing.land`: the assistant entry (with ``provider``, ``createdAt``
      — the time it landed —, ``usage``, and ``reasoning`` when the model sent any: the
      answer alone is its ``content``, and no request ever sends ``reasoning`` or
-     ``createdAt``) after the turn's user entry, the rescue stubs (only now), ``imagesSeen`` up to the user entry (§5.1); in
-     the session the turn started in when the user switched away; in the archive, with a
-     notice, when that session was deleted meanwhile (§7.2).
+     ``createdAt``) after the turn's user entry, the rescue stubs (only now), ``imagesSeen``
+     up to the user entry (§5.1); in the session the turn started in when the user switched
+     away; in the archive, with a notice, when that session was deleted meanwhile (§7.2).
 
   A stream that drops after part of the reply (answer or reasoning) arrived keeps that part
   (``interrupted: true``, no seen stamp) and then raises the provider's error, rewritten by
   :func:`~chatkeep.providers.dropped_mid_reply` (the connection dropped mid-reply, the partial
   answer was kept, the retry command). A stream that ends cleanly without its end marker after
-  some text (``Done.cut_short``, SPEC §7.2) is no error: the partial reply is kept
+  some text or reasoning (``Done.cut_short``, SPEC §7.2) is no error: the partial reply is kept
   ``interrupted: true`` and ``Reply.warnings`` holds :data:`CUT_SHORT_WARNING`. A failure before
   any text raises the typed error (``ProviderError`` & co.) with a hint that names the retry
   and leaves the user entry, unanswered: ``regenerate`` (or the same text sent again) answers
