@@ -113,3 +113,26 @@ def test_usage_table_escapes_session_names(tmp_path: Path) -> None:
         s.sessions.new()
     out = run(db, "usage", "--by", "session").stdout
     assert "\x1b[2J" not in out and "\\x1b[2Jwiped" in out
+
+
+@pytest.mark.parametrize("style", ["chat", "responses", "anthropic"])
+def test_reasoning_goes_to_stderr_and_the_answer_alone_to_stdout(
+    style: str, tmp_path: Path, provider_server
+) -> None:
+    """The model's reasoning streams to stderr (escaped like any model text), the answer alone
+    to stdout; the stored reply keeps both apart, and --json reports the reasoning."""
+    db = tmp_path / "ck.db"
+    _setup(db, provider_server, style)
+    thought = "Weigh \x1b[2J the two options first."
+    provider_server.queue(Text("Option two.", reasoning=thought))
+    proc = run(db, "chat", "which one?")
+    assert proc.stdout == "Option two.\n"
+    assert "Weigh \\x1b[2J the two options first." in proc.stderr and "\x1b" not in proc.stderr
+    with chatkeep.open(str(db)) as s:
+        kept = s.history.read()[-1]
+    assert kept["content"] == "Option two." and kept["reasoning"] == thought
+    shown_line = run(db, "history").stdout.splitlines()[-1]
+    assert shown_line == f"#1 assistant [reasoning: {len(thought)} chars]: Option two."
+    provider_server.queue(Text("Option one.", reasoning="Think again."))
+    shown = json.loads(run(db, "chat", "sure?", "--json").stdout)
+    assert shown["text"] == "Option one." and shown["reasoning"] == "Think again."

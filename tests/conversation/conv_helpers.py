@@ -30,3 +30,15 @@ def use_provider(
         **extra,
     }
     store.local.set({"providers": providers, "activeProvider": name})
+
+
+def untimed(value: Any) -> Any:
+    """An entry (or a list of entries) without ``createdAt``, after checking that every one
+    that carries it holds a time in epoch milliseconds (entries chatkeep appends carry it)."""
+    if isinstance(value, list):
+        return [untimed(e) for e in value]
+    if isinstance(value, dict) and "createdAt" in value:
+        stamp = value["createdAt"]
+        assert type(stamp) is int and stamp > 1_600_000_000_000, stamp
+        return {k: v for k, v in value.items() if k != "createdAt"}
+    return value

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conv_helpers import use_provider
+from conv_helpers import untimed, use_provider
 
 from chatkeep.conversation import RESCUE_NOTICE
 from chatkeep.errors import ContextOverflow
@@ -132,7 +132,7 @@ def test_failing_retry_leaves_storage_raw(chat, provider_server):
         chat.send("q1")
     assert info.value.hint
     assert len(provider_server.requests) == 2  # rescued once, never twice
-    assert store.history.read() == [*before, {"role": "user", "content": "q1"}]
+    assert untimed(store.history.read()) == [*before, {"role": "user", "content": "q1"}]
     assert store.local.get(f"attachOriginal_{page['attachId']}") is None
 
 

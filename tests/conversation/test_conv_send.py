@@ -9,7 +9,7 @@ import sys
 import threading
 
 import pytest
-from conv_helpers import use_provider
+from conv_helpers import untimed, use_provider
 from PIL import Image
 
 from chatkeep.conversation import Chat, Reply
@@ -49,7 +49,7 @@ def test_every_style_sends_and_stores_one_turn(sqlite_store, provider_server, st
     assert b64 in raw  # unseen pixels travel with the turn
     history = sqlite_store.history.read()
     assert [e["role"] for e in history] == ["user", "assistant"]
-    assert history[1] == {
+    assert untimed(history[1]) == {
         "role": "assistant",
         "content": "Bonjour to you",
         "provider": {"name": "loop", "model": f"{style}-model"},
@@ -186,7 +186,7 @@ def test_server_error_is_not_retried(lite_chat, provider_server):
     with pytest.raises(ProviderError):
         lite_chat.send("hi")
     assert len(provider_server.requests) == 1
-    assert lite_chat.store.history.read() == [{"role": "user", "content": "hi"}]
+    assert untimed(lite_chat.store.history.read()) == [{"role": "user", "content": "hi"}]
 
 
 def test_mid_stream_drop_keeps_the_partial_reply_as_interrupted(chat, provider_server):
@@ -200,7 +200,7 @@ def test_mid_stream_drop_keeps_the_partial_reply_as_interrupted(chat, provider_s
     assert "partial reply was kept" in info.value.hint
     assert len(provider_server.requests) == 1
     user, kept = chat.store.history.read()
-    assert user == {"role": "user", "content": "tell me"}
+    assert untimed(user) == {"role": "user", "content": "tell me"}
     assert kept["role"] == "assistant" and kept["interrupted"] is True
     assert kept["content"] == "".join(seen)
     provider_server.queue(Text("the whole answer"))
@@ -246,7 +246,7 @@ def test_stop_from_another_thread_with_discard(lite_chat, provider_server):
     worker.join(10)
     reply = result["reply"]
     assert reply.interrupted and reply.landed == "none" and reply.text
-    assert lite_chat.store.history.read() == [{"role": "user", "content": "long"}]
+    assert untimed(lite_chat.store.history.read()) == [{"role": "user", "content": "long"}]
 
 
 def test_interrupted_turn_does_not_stamp_images_seen(lite_chat, provider_server):
@@ -274,7 +274,7 @@ def test_empty_reply_stores_nothing_and_warns(lite_chat, provider_server):
     provider_server.queue(Text(""))
     reply = lite_chat.send("hi")
     assert reply.landed == "none" and any("empty reply" in w for w in reply.warnings)
-    assert lite_chat.store.history.read() == [{"role": "user", "content": "hi"}]
+    assert untimed(lite_chat.store.history.read()) == [{"role": "user", "content": "hi"}]
 
 
 def test_request_stats_report_prefix_reuse(lite_chat, provider_server):

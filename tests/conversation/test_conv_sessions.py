@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from conv_helpers import untimed
+
 from factories import assistant, user
 from support.provider_server import Text
 
@@ -61,7 +63,7 @@ def test_switch_to_another_saved_session_keeps_both_apart(chat, provider_server)
     assert store.sessions.active_id() == y
     x_body = store.sessions.get(x)["history"]
     assert [e["role"] for e in x_body] == ["user", "user", "assistant"]
-    assert x_body[1] == user("question in x")
+    assert untimed(x_body[1]) == user("question in x")
     assert store.sessions.get(y)["history"] == [user("in y")]
 
 
@@ -103,7 +105,7 @@ def test_cleared_conversation_drops_nothing_silently(lite_chat, provider_server)
     assert any("archive" in w for w in reply.warnings)
     assert store.history.read() == [] and store.sessions.index() == []
     tail = store.history.archived()[-2:]
-    assert tail[0] == user("question")
+    assert untimed(tail[0]) == user("question")
     assert tail[1]["role"] == "assistant" and tail[1]["content"] == reply.text
 
 

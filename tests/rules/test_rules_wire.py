@@ -206,6 +206,46 @@ def test_builders_never_send_flag_or_extra_fields():
             assert key not in raw
 
 
+KEPT_ONLY = {
+    "createdAt": 1_767_000_000_000,
+    "reasoning": "SECRET-THOUGHT weighing the options",
+    "toolCalls": [{"name": "lookup", "arguments": '{"q": "SECRET-ARGS"}', "id": "call_1"}],
+    "toolResult": [{"content": "SECRET-RESULT", "name": "lookup", "id": "call_1"}],
+    "usage": {"input": 5, "cachedRead": 0, "cacheWrite": 0, "output": 2},
+}
+
+
+@pytest.mark.parametrize("style", ["chat", "responses", "anthropic"])
+def test_times_reasoning_and_tool_records_are_never_sent(style):
+    """createdAt, reasoning, toolCalls and toolResult on any entry (the new turn included) reach
+    no request, and the body is byte for byte the one built without them: a cached prefix is
+    not broken by a stored time or thought."""
+    plain = _history()
+    kept = [{**e, **KEPT_ONLY} for e in plain]
+    entry = user("next", [IMG])
+    with_fields = serialize(_build(style, kept, user_entry={**entry, "createdAt": 1}).body)
+    assert with_fields == serialize(_build(style, plain, user_entry=entry).body)
+    raw = with_fields.decode()
+    for key in ("createdAt", "reasoning", "toolCalls", "toolResult", "SECRET", '"usage"'):
+        assert key not in raw
+
+
+@pytest.mark.parametrize("style", ["chat", "responses", "anthropic"])
+def test_a_reply_that_held_only_reasoning_is_not_sent(style):
+    """An assistant entry with no answer text (its reasoning kept, the stream cut) is left out
+    of every style's request: the APIs refuse an empty assistant message."""
+    history = [
+        user("q"),
+        {"role": "assistant", "content": "", "reasoning": "thinking…", "interrupted": True},
+        user("again"),
+    ]
+    body = _build(style, history, user_entry=user("next")).body
+    messages = body.get("messages") or body.get("input")
+    roles = [m["role"] for m in messages if m["role"] != "system"]
+    assert "assistant" not in roles and "thinking" not in serialize(body).decode()
+    check_shape({"chat": CHAT, "responses": RESPONSES, "anthropic": ANTHROPIC}[style], messages)
+
+
 def test_builders_do_not_mutate_and_are_deterministic():
     """History and user entry untouched; building twice gives identical bytes."""
     history, entry = _history(), user("n", [IMG])

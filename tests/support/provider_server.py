@@ -257,12 +257,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, FULL[style](body, reply))
             return
         self._start_stream(style)
-        events = STREAM[style](body, reply if isinstance(reply, Text) else reply.text)
+        events = list(STREAM[style](body, reply if isinstance(reply, Text) else reply.text))
         limit = None if isinstance(reply, Text) else reply.after_chunks
         delay = reply.delay if isinstance(reply, Text) else reply.text.delay
+        left = sum(1 for is_text, _ in events if is_text)
         sent = 0
         for is_text, event in events:
-            if isinstance(reply, Close) and sent and (not is_text or sent >= (limit or 0)):
+            if isinstance(reply, Close) and sent and (sent >= (limit or 0) or not left):
                 break  # a clean end after the text chunks: none of the closing events
             if is_text:
                 if limit is not None and sent >= limit:
@@ -270,6 +271,7 @@ class _Handler(BaseHTTPRequestHandler):
                 if delay:
                     time.sleep(delay)
                 sent += 1
+                left -= 1
             self._chunk(event)
         if isinstance(reply, Drop):
             self._drop()

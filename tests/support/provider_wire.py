@@ -1,5 +1,12 @@
 """Wire shapes of the loopback provider server: scripted replies and the three APIs' bodies.
 
+A :class:`Text` may carry ``reasoning`` ("thinking"), sent the way each API sends it: Anthropic
+``thinking`` blocks (``thinking_delta``, a ``signature_delta``; ``redacted=True`` adds a
+``redacted_thinking`` block), Responses reasoning-summary events (a ``reasoning`` output item),
+and for chat either a ``<think>…</think>`` section at the start of the content
+(``reasoning_as="think"``) or ``reasoning_content`` (DeepSeek) / ``reasoning`` (OpenRouter)
+delta fields. Reasoning chunks count as text chunks for :class:`Drop` and :class:`Close`.
+
 Scripted reply types (:class:`Text`, :class:`HttpError`, :class:`StyledError`, :class:`Drop`,
 :class:`StreamFailure`, :class:`Close`, :class:`Page`) and the renderers that turn a :class:`Text` into each API's real
 response: a full JSON object (``FULL[style]``) or a sequence of SSE events (``STREAM[style]``,
@@ -39,12 +46,28 @@ class Text:
     #: although a stream was asked (``False``); ``None`` follows the request.
     omit_index: bool = False
     force_stream: bool | None = None
+    #: The model's reasoning, sent before the text (split after each space unless
+    #: ``reasoning_chunks``); ``reasoning_as`` picks the chat form: ``think``,
+    #: ``reasoning_content`` or ``reasoning``.
+    reasoning: str = ""
+    reasoning_chunks: Sequence[str] | None = None
+    reasoning_as: str = "think"
+    redacted: bool = False
 
     def pieces(self) -> list[str]:
         if self.chunks is not None:
             return list(self.chunks)
-        words = self.text.split(" ")
-        return [w + " " for w in words[:-1]] + [words[-1]] if self.text else []
+        return _words(self.text)
+
+    def thoughts(self) -> list[str]:
+        if self.reasoning_chunks is not None:
+            return list(self.reasoning_chunks)
+        return _words(self.reasoning)
+
+
+def _words(text: str) -> list[str]:
+    words = text.split(" ")
+    return [w + " " for w in words[:-1]] + [words[-1]] if text else []
 
 
 @dataclass(frozen=True)
@@ -148,6 +171,11 @@ def _usage(body: Mapping[str, Any], text: Text, pieces: list[str]) -> tuple[int,
 
 def _chat_full(body: Mapping[str, Any], reply: Text) -> dict[str, Any]:
     prompt, completion = _usage(body, reply, reply.pieces())
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text, "refusal": None}
+    if reply.reasoning and reply.reasoning_as == "think":
+        message["content"] = f"<think>\n{reply.reasoning}\n</think>\n\n{reply.text}"
+    elif reply.reasoning:
+        message[reply.reasoning_as] = reply.reasoning
     return {
         "id": reply.response_id or "chatcmpl-" + uuid.uuid4().hex[:24],
         "object": "chat.completion",
@@ -156,7 +184,7 @@ def _chat_full(body: Mapping[str, Any], reply: Text) -> dict[str, Any]:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": reply.text, "refusal": None},
+                "message": message,
                 "logprobs": None,
                 "finish_reason": reply.stop_reason or "stop",
             }
@@ -202,6 +230,16 @@ def _chat_stream(body: Mapping[str, Any], reply: Text) -> Iterator[tuple[bool, b
         }
 
     yield False, sse(chunk({"role": "assistant", "content": "", "refusal": None}))
+    thoughts = reply.thoughts()
+    if thoughts and reply.reasoning_as == "think":
+        yield False, sse(chunk({"content": "<think>"}))
+        for piece in thoughts:
+            yield True, sse(chunk({"content": piece}))
+        yield False, sse(chunk({"content": "</think>\n\n"}))
+    else:
+        for piece in thoughts:  # DeepSeek: content null; OpenRouter: content ""
+            empty = None if reply.reasoning_as == "reasoning_content" else ""
+            yield True, sse(chunk({"content": empty, reply.reasoning_as: piece}))
     for piece in pieces:
         yield True, sse(chunk({"content": piece}))
     yield False, sse(chunk({}, reply.stop_reason or "stop"))
@@ -218,12 +256,27 @@ def _chat_stream(body: Mapping[str, Any], reply: Text) -> Iterator[tuple[bool, b
 # --------------------------------------------------------------------------- responses
 
 
+def _reasoning_item(rid: str, reasoning: str) -> dict[str, Any]:
+    return {
+        "id": "rs_" + rid[5:],
+        "type": "reasoning",
+        "summary": [{"type": "summary_text", "text": reasoning}],
+    }
+
+
 def _response_object(
-    body: Mapping[str, Any], rid: str, status: str, text: str | None, usage: Any
+    body: Mapping[str, Any],
+    rid: str,
+    status: str,
+    text: str | None,
+    usage: Any,
+    reasoning: str = "",
 ) -> dict[str, Any]:
     output = []
+    if reasoning and text is not None:
+        output.append(_reasoning_item(rid, reasoning))
     if text is not None:
-        output = [
+        output += [
             {
                 "id": "msg_" + rid[5:],
                 "type": "message",
@@ -274,6 +327,7 @@ def _responses_full(body: Mapping[str, Any], reply: Text) -> dict[str, Any]:
         "completed",
         reply.text,
         _responses_usage(prompt, completion, reply.cached_tokens),
+        reply.reasoning,
     )
 
 
@@ -294,9 +348,32 @@ def _responses_stream(body: Mapping[str, Any], reply: Text) -> Iterator[tuple[bo
         False,
         ev("response.in_progress", response=_response_object(body, rid, "in_progress", None, None)),
     )
+    index = 0
+    thoughts = reply.thoughts()
+    if thoughts:
+        rs = _reasoning_item(rid, reply.reasoning)
+        yield (
+            False,
+            ev("response.output_item.added", output_index=0, item={**rs, "summary": []}),
+        )
+        at = {"item_id": rs["id"], "output_index": 0, "summary_index": 0}
+        empty = {"type": "summary_text", "text": ""}
+        yield False, ev("response.reasoning_summary_part.added", **at, part=empty)
+        for piece in thoughts:
+            yield True, ev("response.reasoning_summary_text.delta", **at, delta=piece)
+        yield False, ev("response.reasoning_summary_text.done", **at, text=reply.reasoning)
+        yield (
+            False,
+            ev("response.reasoning_summary_part.done", **at, part=rs["summary"][0]),
+        )
+        yield False, ev("response.output_item.done", output_index=0, item=rs)
+        index = 1
     item = {"id": item_id, "type": "message", "status": "in_progress", "role": "assistant"}
-    yield False, ev("response.output_item.added", output_index=0, item={**item, "content": []})
-    where = {"item_id": item_id, "output_index": 0, "content_index": 0}
+    yield (
+        False,
+        ev("response.output_item.added", output_index=index, item={**item, "content": []}),
+    )
+    where = {"item_id": item_id, "output_index": index, "content_index": 0}
     part = {"type": "output_text", "text": "", "annotations": []}
     yield False, ev("response.content_part.added", **where, part=part)
     for piece in pieces:
@@ -308,7 +385,7 @@ def _responses_stream(body: Mapping[str, Any], reply: Text) -> Iterator[tuple[bo
         "status": "completed",
         "content": [{"type": "output_text", "text": reply.text, "annotations": []}],
     }
-    yield False, ev("response.output_item.done", output_index=0, item=done_item)
+    yield False, ev("response.output_item.done", output_index=index, item=done_item)
     prompt, completion = _usage(body, reply, pieces)
     final = _response_object(
         body,
@@ -316,6 +393,7 @@ def _responses_stream(body: Mapping[str, Any], reply: Text) -> Iterator[tuple[bo
         "completed",
         reply.text,
         _responses_usage(prompt, completion, reply.cached_tokens),
+        reply.reasoning,
     )
     yield False, ev("response.completed", response=final)
 
@@ -341,11 +419,24 @@ def _messages_full(body: Mapping[str, Any], reply: Text) -> dict[str, Any]:
         "type": "message",
         "role": "assistant",
         "model": body.get("model", ""),
-        "content": [{"type": "text", "text": reply.text}],
+        "content": [*_thinking_blocks(reply), {"type": "text", "text": reply.text}],
         "stop_reason": reply.stop_reason or "end_turn",
         "stop_sequence": None,
         "usage": _anthropic_usage(reply, prompt, completion),
     }
+
+
+SIGNATURE = "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxBdjrkzLoky3dl1pkiMOYds"
+REDACTED_DATA = "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpP"
+
+
+def _thinking_blocks(reply: Text) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    if reply.reasoning:
+        blocks.append({"type": "thinking", "thinking": reply.reasoning, "signature": SIGNATURE})
+    if reply.redacted:
+        blocks.append({"type": "redacted_thinking", "data": REDACTED_DATA})
+    return blocks
 
 
 def _messages_stream(body: Mapping[str, Any], reply: Text) -> Iterator[tuple[bool, bytes]]:
@@ -362,9 +453,49 @@ def _messages_stream(body: Mapping[str, Any], reply: Text) -> Iterator[tuple[boo
         "usage": _anthropic_usage(reply, prompt, 1),
     }
     yield False, sse({"type": "message_start", "message": message}, "message_start")
+    index = 0
+    thoughts = reply.thoughts()
+    if thoughts:
+        start = {"type": "thinking", "thinking": "", "signature": ""}
+        yield (
+            False,
+            sse(
+                {"type": "content_block_start", "index": 0, "content_block": start},
+                "content_block_start",
+            ),
+        )
+        for piece in thoughts:
+            delta = {"type": "thinking_delta", "thinking": piece}
+            yield (
+                True,
+                sse(
+                    {"type": "content_block_delta", "index": 0, "delta": delta},
+                    "content_block_delta",
+                ),
+            )
+        signed = {"type": "signature_delta", "signature": SIGNATURE}
+        yield (
+            False,
+            sse(
+                {"type": "content_block_delta", "index": 0, "delta": signed}, "content_block_delta"
+            ),
+        )
+        yield False, sse({"type": "content_block_stop", "index": 0}, "content_block_stop")
+        index += 1
+    if reply.redacted:
+        hidden = {"type": "redacted_thinking", "data": REDACTED_DATA}
+        yield (
+            False,
+            sse(
+                {"type": "content_block_start", "index": index, "content_block": hidden},
+                "content_block_start",
+            ),
+        )
+        yield False, sse({"type": "content_block_stop", "index": index}, "content_block_stop")
+        index += 1
     block = {
         "type": "content_block_start",
-        "index": 0,
+        "index": index,
         "content_block": {"type": "text", "text": ""},
     }
     yield False, sse(block, "content_block_start")
@@ -372,11 +503,11 @@ def _messages_stream(body: Mapping[str, Any], reply: Text) -> Iterator[tuple[boo
     for piece in pieces:
         delta = {
             "type": "content_block_delta",
-            "index": 0,
+            "index": index,
             "delta": {"type": "text_delta", "text": piece},
         }
         yield True, sse(delta, "content_block_delta")
-    yield False, sse({"type": "content_block_stop", "index": 0}, "content_block_stop")
+    yield False, sse({"type": "content_block_stop", "index": index}, "content_block_stop")
     end = {
         "type": "message_delta",
         "delta": {"stop_reason": reply.stop_reason or "end_turn", "stop_sequence": None},

@@ -15,7 +15,8 @@ Every ``attach_*`` function runs the same steps and returns an :class:`AttachRes
    its ``## Figures`` list), an image is ``[text, image]`` (screenshot style), any other source
    places its images at ``[图N]`` anchors (``interleave_image_parts``). A source without images
    is stored as a plain string. Video transcripts carry ``videoSrc``.
-4. Append it through ``store.history.append`` (validated, bounded by the live window).
+4. Stamp it ``createdAt`` (epoch ms: the time it was attached; never sent to a model) and
+   append it through ``store.history.append`` (validated, bounded by the live window).
 5. Record the change-tracker snapshot (:mod:`chatkeep.attach.tracker`) in one transaction.
 6. When the entry has images, run ``store.bound_unseen_image_bytes(image_budget)`` (§5.4).
 7. Summary trigger (§7.5): when ``autoSummarizeAttachments`` is on and the extracted text is
@@ -210,9 +211,11 @@ def _store_extracted(
     note = tracker.change_note(previous, digest)
     entry = build_attachment_entry(ex, mode=use_mode, title=shown_title, change_note=note)
     attach_id = entry["attachId"]
+    attached_at = int(time.time() * 1000)
+    entry["createdAt"] = attached_at
     length = store.history.append(entry)
     if key:
-        tracker.record_snapshot(store, key, digest, len(ex.text), int(time.time() * 1000))
+        tracker.record_snapshot(store, key, digest, len(ex.text), attached_at)
     if ex.images:
         bound_unseen_image_bytes(store, image_budget)
     summarizing, error, calls = False, None, 0

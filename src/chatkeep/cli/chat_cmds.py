@@ -4,7 +4,10 @@ Each command asks the engine to prepare its turn (every check, nothing written),
 
 The reply streams to stdout as it arrives, as plain text: control characters a model may send
 (``ESC[2J`` and every other C0/C1 control but newline and tab) are shown escaped by
-:func:`~chatkeep.cli.output.plain`, never executed by the terminal (SPEC §12). Notices (retries,
+:func:`~chatkeep.cli.output.plain`, never executed by the terminal (SPEC §12). The model's
+reasoning ("thinking"), when it sends any, streams dimmed to stderr as it arrives — never to
+stdout, so a redirected answer holds the answer alone; it is stored on the reply's entry
+(``reasoning``) and is in ``--json``'s ``reasoning``. Notices (retries,
 trimmed attachments, dropped images, truncation warnings) go to stderr; when no text has arrived
 after :data:`WAIT_NOTICE_SECONDS`, one line says the request is still waiting. Ctrl-C stops the
 stream and keeps the partial answer marked ``interrupted`` (exit 130). A reply whose stream ended
@@ -110,23 +113,45 @@ def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
     finished = threading.Event()
     first = threading.Event()
     streamed = False
+    thinking = False  # reasoning is on stderr and its line is not ended yet
+
+    def end_thinking() -> None:
+        nonlocal thinking
+        if thinking:
+            thinking = False
+            click.echo("", err=True)
 
     def on_delta(text: str) -> None:
         nonlocal streamed
         first.set()
         if not as_json:
+            end_thinking()
             streamed = True
             sys.stdout.write(plain(text))  # model text: escape sequences shown, not run
             sys.stdout.flush()
 
+    def on_reasoning(text: str) -> None:
+        nonlocal thinking
+        first.set()
+        if not as_json:
+            thinking = True
+            click.echo(click.style(plain(text), dim=True), err=True, nl=False)
+
     def on_notice(message: str) -> None:
+        end_thinking()
         click.echo(click.style(f"note: {plain(message)}", dim=True), err=True)
 
     result: dict[str, Any] = {}
 
     def work() -> None:
         try:
-            result["reply"] = call(on_delta=on_delta, on_notice=on_notice, cancel=cancel, **kwargs)
+            result["reply"] = call(
+                on_delta=on_delta,
+                on_notice=on_notice,
+                on_reasoning=on_reasoning,
+                cancel=cancel,
+                **kwargs,
+            )
         except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
             result["error"] = exc
         finally:
@@ -140,6 +165,7 @@ def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
         f"it gives up after {card.timeout:g} s of silence; Ctrl-C stops"
     )
     stopped = _wait(finished, cancel, first, waiting)
+    end_thinking()
     if "error" in result:
         if streamed:
             sys.stdout.write("\n")

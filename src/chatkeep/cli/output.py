@@ -112,6 +112,9 @@ def render_entry(view: dict[str, Any]) -> str:
     flags = [k for k in ("imagesSeen", "summarized", "interrupted") if view.get(k)]
     if flags:
         head += " (" + ", ".join(flags) + ")"
+    reasoning = view.get("reasoning")
+    if isinstance(reasoning, str) and reasoning:  # folded: `--json` has it whole
+        head += f" [reasoning: {len(reasoning):,} chars]"
     if "attachment" in view:
         a = view["attachment"]
         images = [image_label(p) for p in view["content"] if p["type"] == "image"]

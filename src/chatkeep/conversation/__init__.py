@@ -6,13 +6,14 @@ Public API::
         .prepare_send(text, images=(), provider=None, model=None) -> Turn     # checks, no write
         .prepare_edit(i, text, images=None, provider=None, model=None) -> Turn
         .prepare_regenerate(provider=None, model=None) -> Turn
-        .run(turn, *, on_delta=None, on_notice=None, cancel=None, discard_partial=False) -> Reply
+        .run(turn, *, on_delta=None, on_notice=None, cancel=None, discard_partial=False,
+             on_reasoning=None) -> Reply    # on_reasoning(text): the model's reasoning pieces
         .send / .edit_and_resend / .regenerate        # prepare + run in one call
         .stop() -> int
     plan_request(profile, card, system, history, user_entry, *, steps=HISTORY_STEPS) -> RequestPlan
     preview_request(profile, draft="", *, provider=None, model=None) -> dict   # what run() sends
     Reply(text, provider, model, usage, interrupted, warnings, stats, response_id,
-          finish_reason, rescued, dropped_images, landed, session_id)
+          finish_reason, rescued, dropped_images, landed, session_id, cost, reasoning)
     RESCUE_NOTICE                      # "attachment trimmed to fit, retrying"
     summarize_attachment(store, attach_id, *, provider=None, model=None, ...) -> bool
     summarize_in_background(store, attach_id, *, force=False, **options) -> SummaryJob | None

@@ -10,8 +10,8 @@ run**:
   user entry (every pasted image whole, §5.5), the index and role of the entry to edit, that there is a
   question to regenerate — and raise a typed error **before anything is written**. Faces call
   them and never re-check indexes or roles themselves.
-* ``run(turn, *, on_delta=None, on_notice=None, cancel=None, discard_partial=False) -> Reply``
-  performs the turn:
+* ``run(turn, *, on_delta=None, on_notice=None, cancel=None, discard_partial=False,
+  on_reasoning=None) -> Reply`` performs the turn:
 
   1. edit/regenerate: ``entries[i:]`` are removed (attachments added after a regenerated
      question were never sent: they stay, before the new question); if entry ``i`` changed since
@@ -19,28 +19,36 @@ run**:
   2. the request is planned (:func:`~.planner.plan_request`: card, system prompt, history steps,
      server-transcript chain) — exactly what ``chatkeep request`` previews;
   3. exactly **one** user entry is appended (none when a send repeats the text of the
-     unanswered last question after a failure: that entry is reused, §3.5), then the reply
-     streams (``on_delta(text)`` per piece); network errors and HTTP 429 are retried
-     ``retries`` times (delay × attempt, only while no text arrived; ``on_notice`` hears it);
+     unanswered last question after a failure: that entry is reused, §3.5), stamped
+     ``createdAt`` (epoch ms, the time of the send), then the reply streams: ``on_delta(text)``
+     per piece of the answer and ``on_reasoning(text)`` per piece of the model's reasoning
+     ("thinking": Anthropic thinking blocks, Responses reasoning summaries, a chat reply's
+     leading ``<think>`` section or ``reasoning_content``; its own event, never mixed into the
+     answer); network errors and HTTP 429 are retried ``retries`` times (delay × attempt, only
+     while nothing arrived; ``on_notice`` hears it);
   4. on ``ContextOverflow`` before any text, once per turn: the request is re-planned from
      ``stub_oversized_attachments(history)`` and sent again at once (``on_notice`` hears
      "attachment trimmed to fit, retrying"); a second failure reaches the caller;
-  5. success → :func:`~.landing.land`: the assistant entry (with ``provider``) after the turn's
-     user entry, the rescue stubs (only now), ``imagesSeen`` up to the user entry (§5.1); in
-     the session the turn started in when the user switched away; in the archive, with a
-     notice, when that session was deleted meanwhile (§7.2).
+  5. success → :func:`~.landing.land`: the assistant entry (with ``provider``, ``createdAt``
+     — the time it landed —, ``usage``, and ``reasoning`` when the model sent any: the
+     answer alone is its ``content``, and no request ever sends ``reasoning`` or
+     ``createdAt``) after the turn's user entry, the rescue stubs (only now), ``imagesSeen``
+     up to the user entry (§5.1); in the session the turn started in when the user switched
+     away; in the archive, with a notice, when that session was deleted meanwhile (§7.2).
 
-  A stream that drops after part of the reply arrived keeps that part (``interrupted: true``,
-  no seen stamp) and then raises the provider's error, rewritten by
+  A stream that drops after part of the reply (answer or reasoning) arrived keeps that part
+  (``interrupted: true``, no seen stamp) and then raises the provider's error, rewritten by
   :func:`~chatkeep.providers.dropped_mid_reply` (the connection dropped mid-reply, the partial
   answer was kept, the retry command). A stream that ends cleanly without its end marker after
-  some text (``Done.cut_short``, SPEC §7.2) is no error: the partial reply is kept
+  some text or reasoning (``Done.cut_short``, SPEC §7.2) is no error: the partial reply is kept
   ``interrupted: true`` and ``Reply.warnings`` holds :data:`CUT_SHORT_WARNING`. A failure before
   any text raises the typed error (``ProviderError`` & co.) with a hint that names the retry
   and leaves the user entry, unanswered: ``regenerate`` (or the same text sent again) answers
   it without a second bubble. A stop (``cancel`` set, or :meth:`Chat.stop`) keeps the partial
-  answer with ``interrupted: true`` unless ``discard_partial``; an interrupted turn does not
-  stamp images seen. An empty reply stores nothing (warning).
+  answer (and its reasoning) with ``interrupted: true`` unless ``discard_partial``; an
+  interrupted turn does not stamp images seen. An empty reply stores nothing (warning); a
+  reply with reasoning but no answer is kept (its ``content`` is ``""``, which no request
+  sends) with :data:`NO_ANSWER_WARNING`.
 * ``send`` / ``edit_and_resend`` / ``regenerate`` are prepare + run in one call.
 * ``stop() -> int`` sets the cancel event of every turn in flight.
 
@@ -53,7 +61,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..entries import Entry
@@ -61,9 +68,7 @@ from ..errors import ChatkeepError, ContextOverflow, InvalidValue, ProviderError
 from ..providers import (
     Card,
     Done,
-    TextDelta,
     dropped_mid_reply,
-    stream_with_retries,
     truncation_warning,
 )
 from ..rules.accounting import request_stats
@@ -75,6 +80,7 @@ from .chain import remember_response
 from .landing import ARCHIVED_NOTICE, land
 from .planner import LAST_REQUEST_KEY, RequestPlan, plan_request, remember_request
 from .prepare import Turn
+from .streaming import Callback, CutOff, Outcome, Produced, stream_reply
 from .turn import Reply
 from .unsaved import finish_or_keep
 
@@ -84,6 +90,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CUT_SHORT_WARNING",
     "EMPTY_REPLY_WARNING",
+    "NO_ANSWER_WARNING",
     "RESCUE_NOTICE",
     "RETRY_HINT",
     "Chat",
@@ -92,6 +99,9 @@ __all__ = [
 
 RESCUE_NOTICE = "attachment trimmed to fit, retrying"
 EMPTY_REPLY_WARNING = "the model returned an empty reply; nothing was stored (regenerate to retry)"
+NO_ANSWER_WARNING = (
+    "the model sent its reasoning but no answer; the reasoning was kept (regenerate to retry)"
+)
 RETRY_HINT = "your question is kept: retry with `chatkeep regenerate` (the panel's Retry)"
 CUT_SHORT_WARNING = (
     "the provider ended the reply without its end marker, so it is incomplete: the partial "
@@ -99,38 +109,10 @@ CUT_SHORT_WARNING = (
     "(the panel's Retry)"
 )
 
-Callback = Callable[[str], object] | None
 
-
-@dataclass
-class _Outcome:
-    done: Done
-    plan: RequestPlan
-    changed: list[dict[str, Any]]
-
-
-class _Produced:
-    """The text pieces that reached the caller during the current stream."""
-
-    def __init__(self) -> None:
-        self.pieces: list[str] = []
-
-    @property
-    def value(self) -> bool:
-        """Whether any piece arrived (the stream is then not restarted)."""
-        return bool(self.pieces)
-
-    @property
-    def text(self) -> str:
-        return "".join(self.pieces)
-
-
-class _CutOff(Exception):
-    """A provider error after part of the reply streamed (carries the partial text)."""
-
-    def __init__(self, error: ProviderError, text: str, plan: RequestPlan) -> None:
-        super().__init__(str(error))
-        self.error, self.text, self.plan = error, text, plan
+def now_ms() -> int:
+    """The time an entry is appended (``createdAt``, epoch milliseconds)."""
+    return int(time.time() * 1000)
 
 
 class Chat:
@@ -242,6 +224,7 @@ class Chat:
         on_notice: Callback = None,
         cancel: threading.Event | None = None,
         discard_partial: bool = False,
+        on_reasoning: Callback = None,
     ) -> Reply:
         """Perform a prepared turn (see the module docstring)."""
         if not isinstance(turn, Turn):
@@ -281,15 +264,18 @@ class Chat:
             if turn.dropped:
                 notify(held_back_note(turn.dropped))
             if not turn.reuse:
+                turn.user_entry = {**turn.user_entry, "createdAt": now_ms()}
                 self.store.history.append(turn.user_entry)
             appended = True
             try:
-                outcome = self._call(turn, plan, cancel, on_delta, notify)
-            except _CutOff as cut:
+                outcome = self._call(turn, plan, cancel, (on_delta, on_reasoning), notify)
+            except CutOff as cut:
                 # the stream dropped mid-reply: keep what arrived (interrupted), then report
                 self._finish(
                     turn,
-                    _Outcome(Done(cut.text, interrupted=True), cut.plan, []),
+                    Outcome(
+                        Done(cut.text, interrupted=True, reasoning=cut.reasoning), cut.plan, []
+                    ),
                     start_session,
                     warnings,
                     notify,
@@ -309,7 +295,7 @@ class Chat:
     def _finish(
         self,
         turn: Turn,
-        outcome: _Outcome,
+        outcome: Outcome,
         start_session: str,
         warnings: list[str],
         notify: Callable[[str], None],
@@ -323,7 +309,7 @@ class Chat:
         warning = truncation_warning(stats["estTokens"], done.usage)
         if warning:
             notify(warning)
-        if done.cut_short and done.text and not discard_partial:
+        if done.cut_short and (done.text or done.reasoning) and not discard_partial:
             notify(CUT_SHORT_WARNING)
         if done.finish_reason in ("length", "max_tokens", "max_output_tokens"):
             notify("the reply hit the model's output limit and may be cut short")
@@ -342,21 +328,27 @@ class Chat:
             dropped_images=turn.dropped,
             landed="none",
             cost=turn_cost(done.usage, card.prices),
+            reasoning=done.reasoning,
         )
-        if done.interrupted and (discard_partial or not done.text):
+        if done.interrupted and (discard_partial or not (done.text or done.reasoning)):
             return reply
-        if not done.text:
+        if not done.text and not done.reasoning:
             notify(EMPTY_REPLY_WARNING)
             return reply
+        if not done.text and not done.interrupted:
+            notify(NO_ANSWER_WARNING)
         assistant: Entry = {
             "role": "assistant",
             "content": done.text,
             "provider": {"name": card.name, "model": card.model},
         }
+        if done.reasoning:
+            assistant["reasoning"] = done.reasoning
         if done.interrupted:
             assistant["interrupted"] = True
         if done.usage is not None:
             assistant["usage"] = dict(done.usage)
+        assistant["createdAt"] = now_ms()
         reply.landed, reply.session_id = land(
             self.store,
             turn.user_entry,
@@ -376,65 +368,54 @@ class Chat:
         card: Card,
         plan: RequestPlan,
         cancel: threading.Event,
-        on_delta: Callback,
+        listeners: tuple[Callback, Callback],
         notify: Callable[[str], None],
-        produced: _Produced,
+        produced: Produced,
     ) -> Done:
-        def on_retry(attempt: int, error: BaseException) -> None:
-            reason = getattr(error, "message", None) or str(error)  # hint comes with the error
-            notify(f"the provider did not answer ({reason}); retrying ({attempt}/{self.retries})")
-
-        for event in stream_with_retries(
+        return stream_reply(
             card,
-            plan.request.body,
-            cancel=cancel,
+            plan,
+            cancel,
+            listeners,
+            produced,
             retries=self.retries,
             delay=self.retry_delay,
             sleep=self.sleep,
-            on_retry=on_retry,
-        ):
-            if isinstance(event, TextDelta):
-                produced.pieces.append(event.text)
-                if on_delta is not None:
-                    on_delta(event.text)
-            else:
-                return event
-        return Done("", interrupted=cancel.is_set())  # pragma: no cover - adapters end with Done
+            notify=notify,
+        )
 
     def _call(
         self,
         turn: Turn,
         plan: RequestPlan,
         cancel: threading.Event,
-        on_delta: Callback,
+        callbacks: tuple[Callback, Callback],
         notify: Callable[[str], None],
-    ) -> _Outcome:
-        produced = _Produced()
+    ) -> Outcome:
+        produced = Produced()
         try:
-            done = self._stream(turn.card, plan, cancel, on_delta, notify, produced)
-            return _Outcome(done, plan, [])
+            done = self._stream(turn.card, plan, cancel, callbacks, notify, produced)
+            return Outcome(done, plan, [])
         except ContextOverflow as exc:
-            if produced.text:
-                raise _CutOff(exc, produced.text, plan) from exc
             if produced.value:
-                raise
+                raise CutOff(exc, produced, plan) from exc
             stubbed, changed = stub_oversized_attachments(plan.history)
             if not changed:
                 raise
         except ProviderError as exc:
-            if produced.text:
-                raise _CutOff(exc, produced.text, plan) from exc
+            if produced.value:
+                raise CutOff(exc, produced, plan) from exc
             raise
         notify(RESCUE_NOTICE)
         rescued = plan_request(
             self.store, turn.card, turn.system, stubbed, turn.user_entry, chain=False
         )
-        again = _Produced()
+        again = Produced()
         try:
-            done = self._stream(turn.card, rescued, cancel, on_delta, notify, again)
+            done = self._stream(turn.card, rescued, cancel, callbacks, notify, again)
         except ProviderError as exc:
-            if again.text:
-                raise _CutOff(exc, again.text, rescued) from exc
+            if again.value:
+                raise CutOff(exc, again, rescued) from exc
             raise
         # A stopped rescue keeps its partial answer but does not persist the stubs.
-        return _Outcome(done, rescued, [] if done.interrupted else changed)
+        return Outcome(done, rescued, [] if done.interrupted else changed)

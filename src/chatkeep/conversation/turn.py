@@ -49,6 +49,8 @@ class Reply:
     ``usage`` is the provider's normalised token usage (SPEC §6.4) and ``cost`` its estimated
     price from the card's ``prices`` (``None`` when either is missing). ``dropped_images``
     counts the images the per-request cap sent as labels (all of them stay stored whole).
+    ``reasoning`` is the model's reasoning ("thinking") that came with the answer (``""`` when
+    none); ``text`` is the answer alone.
     """
 
     text: str
@@ -65,6 +67,7 @@ class Reply:
     landed: str = "live"
     session_id: str | None = None
     cost: float | None = None
+    reasoning: str = ""
 
 
 def _image_url(image: Any) -> str:

@@ -26,12 +26,13 @@ UNSAVED_HINT = (
 
 
 def finish_or_keep(chat: Any, finish: Callable[..., Reply], args: tuple[Any, ...]) -> Reply:
-    """``finish(*args)``; on a ``StoreError`` after text streamed, keep the turn for later."""
+    """``finish(*args)``; on a ``StoreError`` after text (or reasoning) streamed, keep the turn
+    for later."""
     try:
         return finish(*args)
     except StoreError as exc:
         outcome = args[1]
-        if outcome.done.text:
+        if outcome.done.text or outcome.done.reasoning:
             chat.unsaved = (finish, args)
             exc.hint = f"{UNSAVED_HINT}; {exc.hint}" if exc.hint else UNSAVED_HINT
         raise

@@ -13,21 +13,24 @@ Public API::
     is_transient(error) -> bool
     dropped_mid_reply(error, card) -> ProviderError          # a stream failed after some text
     truncation_warning(estimated_prompt_tokens, usage) -> str | None
-    TextDelta(text), Done(text, usage, response_id, interrupted, finish_reason, cut_short)
+    TextDelta(text), ReasoningDelta(text)                   # answer / reasoning pieces
+    Done(text, usage, response_id, interrupted, finish_reason, cut_short, reasoning)
 
 ``body`` is the API's own JSON body for the card's style (built by ``chatkeep.rules.wire``).
 Adapters talk through the official ``openai`` / ``anthropic`` SDKs, imported on first call only:
 importing this package imports no SDK and no HTTP library. Errors follow SPEC §12:
 ``ProviderError`` (``status``, ``code``, ``body``, ``hint``), ``ContextOverflow`` for
 overflow, ``ProviderConfigError`` for unusable cards. A cancelled stream ends with
-``Done(interrupted=True)`` holding the partial text; it does not raise.
+``Done(interrupted=True)`` holding the partial text; it does not raise. Reasoning ("thinking")
+is never part of the text: it streams as ``ReasoningDelta`` and ends in ``Done.reasoning``
+(:mod:`chatkeep.providers.reasoning` says how each API style sends it).
 """
 
 from __future__ import annotations
 
 from ._errors import dropped_mid_reply
 from .cards import Card, api_root, resolve_provider, sdk_base_url, validate_card
-from .events import Done, TextDelta
+from .events import Done, ReasoningDelta, TextDelta
 from .registry import CardRegistry
 from .retry import is_transient, with_retries
 from .send import adapter_for, complete, stream, stream_with_retries
@@ -37,6 +40,7 @@ __all__ = [
     "Card",
     "CardRegistry",
     "Done",
+    "ReasoningDelta",
     "TextDelta",
     "adapter_for",
     "api_root",

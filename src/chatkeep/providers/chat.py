@@ -5,7 +5,10 @@
 :class:`~chatkeep.providers.events.TextDelta` events then one ``Done``. The card fills what the
 body leaves out: ``model``, ``temperature``, ``max_tokens``; ``stream`` follows the card, and a
 streamed call asks for ``stream_options.include_usage`` so the final chunk reports token usage.
-A non-streaming card yields the whole reply as one delta. A stream that ends without any
+A non-streaming card yields the whole reply as one delta. Reasoning — a ``<think>…</think>``
+section at the start of the reply, or the ``reasoning_content`` / ``reasoning`` fields that
+DeepSeek-, vLLM- and OpenRouter-style servers send — comes as ``ReasoningDelta``s and
+``Done.reasoning``, never in the text (:mod:`chatkeep.providers.reasoning`). A stream that ends without any
 ``finish_reason`` is cut short (:func:`~chatkeep.providers.events.ended_early`; the SDK does not
 say whether ``[DONE]`` came, and a ``finish_reason`` means the text is whole). Setting ``cancel`` stops reading at the
 next chunk and ends with ``Done(interrupted=True)`` carrying the partial text. SDK errors become
@@ -21,7 +24,8 @@ from typing import Any
 from . import _openai
 from ._sdk import cancelled, run_sdk_call
 from .cards import Card
-from .events import Done, Event, TextDelta, dig, ended_early, usage_dict
+from .events import Done, Event, ReasoningDelta, TextDelta, dig, ended_early, usage_dict
+from .reasoning import ReasoningParts, ThinkSplitter, split_think
 
 __all__ = ["prepare_body", "stream"]
 
@@ -71,9 +75,24 @@ def chat_usage(usage: Any) -> dict[str, int] | None:
     return usage_dict(dig(usage, "prompt_tokens"), dig(usage, "completion_tokens"), cached)
 
 
+def _reasoning_field(obj: Any) -> str | None:
+    """The reasoning a server put beside the content (``reasoning_content`` or ``reasoning``)."""
+    for name in ("reasoning_content", "reasoning"):
+        value = dig(obj, name)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
 def _single(completion: Any, cancel: threading.Event | None) -> Iterator[Event]:
     choice = completion.choices[0] if completion.choices else None
-    text = (choice.message.content or "") if choice is not None else ""
+    message = choice.message if choice is not None else None
+    reasoning = ReasoningParts()
+    reasoning.add(_reasoning_field(message))
+    reasoning.block()
+    text = split_think((message.content or "") if message is not None else "", reasoning)
+    if reasoning.text:
+        yield ReasoningDelta(reasoning.text)
     if text:
         yield TextDelta(text)
     yield Done(
@@ -82,11 +101,14 @@ def _single(completion: Any, cancel: threading.Event | None) -> Iterator[Event]:
         response_id=completion.id,
         interrupted=cancelled(cancel),
         finish_reason=choice.finish_reason if choice is not None else None,
+        reasoning=reasoning.text,
     )
 
 
 def _streamed(chunks: Any, card: Card, cancel: threading.Event | None) -> Iterator[Event]:
     parts: list[str] = []
+    reasoning = ReasoningParts()
+    splitter = ThinkSplitter(reasoning)
     usage = None
     response_id = None
     finish_reason = None
@@ -102,16 +124,42 @@ def _streamed(chunks: Any, card: Card, cancel: threading.Event | None) -> Iterat
                     continue
                 if choice.finish_reason:
                     finish_reason = choice.finish_reason
+                event = reasoning.add(_reasoning_field(choice.delta))
+                if event is not None:
+                    yield event
                 text = choice.delta.content if choice.delta is not None else None
                 if text:
-                    parts.append(text)
-                    yield TextDelta(text)
+                    yield from _keep(splitter.feed(text), parts)
             if cancelled(cancel):
                 break
+    yield from _keep(splitter.finish(), parts)
     if cancelled(cancel):
-        yield Done("".join(parts), response_id=response_id, interrupted=True)
+        yield Done(
+            "".join(parts), response_id=response_id, interrupted=True, reasoning=reasoning.text
+        )
         return
     if finish_reason is None:  # no end marker: the server stopped mid-reply (SPEC §7.2)
-        yield ended_early(card, parts, "finish_reason", usage=usage, response_id=response_id)
+        yield ended_early(
+            card,
+            parts,
+            "finish_reason",
+            usage=usage,
+            response_id=response_id,
+            reasoning=reasoning.text,
+        )
         return
-    yield Done("".join(parts), usage=usage, response_id=response_id, finish_reason=finish_reason)
+    yield Done(
+        "".join(parts),
+        usage=usage,
+        response_id=response_id,
+        finish_reason=finish_reason,
+        reasoning=reasoning.text,
+    )
+
+
+def _keep(events: list[TextDelta | ReasoningDelta], parts: list[str]) -> Iterator[Event]:
+    """Yield ``events``, keeping the answer's text in ``parts``."""
+    for event in events:
+        if isinstance(event, TextDelta):
+            parts.append(event.text)
+        yield event

@@ -4,7 +4,9 @@
 ``max_tokens``, cache-control blocks as built by the ``anthropic`` wire builder) through the
 official ``anthropic`` SDK, which gets the API root without ``/v1`` (it adds ``/v1/messages``).
 Streaming events used: ``message_start`` (id, input usage), ``content_block_delta`` with
-``text_delta`` (text), ``message_delta`` (output usage, stop reason), ``message_stop``; an
+``text_delta`` (text), ``content_block_start`` / ``content_block_delta`` of ``thinking`` blocks
+(``thinking_delta``: reasoning, a blank line between blocks; a ``redacted_thinking`` block is
+noted as :data:`~chatkeep.providers.reasoning.REDACTED_NOTE`), ``message_delta`` (output usage, stop reason), ``message_stop``; an
 ``error`` event raises like an HTTP error. Usage is normalised (SPEC §6.4): ``input`` counts
 every prompt token the API read (``input_tokens`` + ``cache_read_input_tokens`` +
 ``cache_creation_input_tokens``), ``cachedRead``/``cacheWrite`` the latter two. The card fills
@@ -24,7 +26,8 @@ from ..limits import is_count
 from . import _errors
 from ._sdk import CONNECT_TIMEOUT, NO_KEY, cancelled, run_sdk_call
 from .cards import Card, sdk_base_url
-from .events import Done, Event, TextDelta, dig, ended_early, usage_dict
+from .events import Done, Event, ReasoningDelta, TextDelta, dig, ended_early, usage_dict
+from .reasoning import REDACTED_NOTE, ReasoningParts
 
 __all__ = ["DEFAULT_MAX_TOKENS", "prepare_body", "stream", "translate"]
 
@@ -127,8 +130,26 @@ def anthropic_usage(fields: Mapping[str, Any]) -> dict[str, int] | None:
     return usage_dict(base + read + write, fields.get("output_tokens"), read, write)
 
 
+def _block_reasoning(block: Any, reasoning: ReasoningParts) -> ReasoningDelta | None:
+    """Start a thinking block's reasoning (``None`` for any other block)."""
+    kind = getattr(block, "type", "")
+    if kind == "thinking":
+        reasoning.block()
+        return reasoning.add(getattr(block, "thinking", None))
+    if kind == "redacted_thinking":
+        reasoning.block()
+        return reasoning.add(REDACTED_NOTE)
+    return None
+
+
 def _single(message: Any, cancel: threading.Event | None) -> Iterator[Event]:
-    text = "".join(block.text for block in message.content if getattr(block, "type", "") == "text")
+    blocks = message.content or ()
+    text = "".join(block.text for block in blocks if getattr(block, "type", "") == "text")
+    reasoning = ReasoningParts()
+    for block in blocks:
+        _block_reasoning(block, reasoning)
+    if reasoning.text:
+        yield ReasoningDelta(reasoning.text)
     if text:
         yield TextDelta(text)
     fields: dict[str, Any] = {}
@@ -139,11 +160,13 @@ def _single(message: Any, cancel: threading.Event | None) -> Iterator[Event]:
         response_id=message.id,
         interrupted=cancelled(cancel),
         finish_reason=message.stop_reason,
+        reasoning=reasoning.text,
     )
 
 
 def _streamed(events: Any, card: Card, cancel: threading.Event | None) -> Iterator[Event]:
     parts: list[str] = []
+    reasoning = ReasoningParts()
     message_id = None
     fields: dict[str, Any] = {}
     stop_reason = None
@@ -155,11 +178,20 @@ def _streamed(events: Any, card: Card, cancel: threading.Event | None) -> Iterat
             if kind == "message_start":
                 message_id = event.message.id
                 _read_usage(event.message.usage, fields)
+            elif kind == "content_block_start":
+                piece = _block_reasoning(event.content_block, reasoning)
+                if piece is not None:
+                    yield piece
             elif kind == "content_block_delta":
+                delta_kind = getattr(event.delta, "type", "")
                 text = getattr(event.delta, "text", None)
-                if getattr(event.delta, "type", "") == "text_delta" and text:
+                if delta_kind == "text_delta" and text:
                     parts.append(text)
                     yield TextDelta(text)
+                elif delta_kind == "thinking_delta":
+                    piece = reasoning.add(getattr(event.delta, "thinking", None))
+                    if piece is not None:
+                        yield piece
             elif kind == "message_delta":
                 stop_reason = event.delta.stop_reason or stop_reason
                 _read_usage(event.usage, fields, later=True)  # newer APIs repeat input usage here
@@ -169,13 +201,19 @@ def _streamed(events: Any, card: Card, cancel: threading.Event | None) -> Iterat
                     usage=anthropic_usage(fields),
                     response_id=message_id,
                     finish_reason=stop_reason,
+                    reasoning=reasoning.text,
                 )
                 return
             if cancelled(cancel):
                 break
     if not cancelled(cancel):  # no end marker: the server stopped mid-reply (SPEC §7.2)
         yield ended_early(
-            card, parts, "message_stop", usage=anthropic_usage(fields), response_id=message_id
+            card,
+            parts,
+            "message_stop",
+            usage=anthropic_usage(fields),
+            response_id=message_id,
+            reasoning=reasoning.text,
         )
         return
-    yield Done("".join(parts), response_id=message_id, interrupted=True)
+    yield Done("".join(parts), response_id=message_id, interrupted=True, reasoning=reasoning.text)

@@ -2,8 +2,10 @@
 
 ``stream(card, body, *, cancel=None)`` sends ``body`` (``model``, ``input``, ``instructions``,
 optionally ``previous_response_id``) through the official ``openai`` SDK. Streaming events used:
-``response.created`` (id), ``response.output_text.delta`` (text), ``response.completed`` (usage,
-id); ``response.failed`` and ``error`` events raise like HTTP errors (an overflow reported
+``response.created`` (id), ``response.output_text.delta`` (text),
+``response.reasoning_summary_text.delta`` and ``response.reasoning_text.delta`` (reasoning, a
+blank line between summary parts and items; ``reasoning`` output items of a whole answer),
+``response.completed`` (usage, id); ``response.failed`` and ``error`` events raise like HTTP errors (an overflow reported
 mid-stream is a ``ContextOverflow`` too). ``Done.response_id`` is the id to pass as
 ``previous_response_id`` next turn; usage is normalised from ``input_tokens``,
 ``input_tokens_details.cached_tokens`` and ``output_tokens``. The card fills ``model``, ``temperature`` and
@@ -20,7 +22,8 @@ from typing import Any
 from . import _errors, _openai
 from ._sdk import cancelled, run_sdk_call
 from .cards import Card
-from .events import Done, Event, TextDelta, dig, ended_early, usage_dict
+from .events import Done, Event, ReasoningDelta, TextDelta, dig, ended_early, usage_dict
+from .reasoning import ReasoningParts
 
 __all__ = ["prepare_body", "stream"]
 
@@ -75,6 +78,9 @@ def _single(response: Any, card: Card, cancel: threading.Event | None) -> Iterat
             for part in (item.content or ())
             if part.type == "output_text"
         )
+    reasoning = _output_reasoning(response)
+    if reasoning:
+        yield ReasoningDelta(reasoning)
     if text:
         yield TextDelta(text)
     yield Done(
@@ -83,11 +89,28 @@ def _single(response: Any, card: Card, cancel: threading.Event | None) -> Iterat
         response_id=response.id,
         interrupted=cancelled(cancel),
         finish_reason=response.status,
+        reasoning=reasoning,
     )
+
+
+def _output_reasoning(response: Any) -> str:
+    """The reasoning items of a whole answer: their summaries, else their reasoning text."""
+    reasoning = ReasoningParts()
+    for item in response.output or ():
+        if getattr(item, "type", "") != "reasoning":
+            continue
+        parts = list(getattr(item, "summary", None) or ()) or list(
+            getattr(item, "content", None) or ()
+        )
+        for part in parts:
+            reasoning.block()
+            reasoning.add(getattr(part, "text", None))
+    return reasoning.text
 
 
 def _streamed(events: Any, card: Card, cancel: threading.Event | None) -> Iterator[Event]:
     parts: list[str] = []
+    reasoning = ReasoningParts()
     response_id = None
     with events:  # closes the HTTP response, also on cancel and errors
         for event in events:
@@ -98,6 +121,15 @@ def _streamed(events: Any, card: Card, cancel: threading.Event | None) -> Iterat
                 if event.delta:
                     parts.append(event.delta)
                     yield TextDelta(event.delta)
+            elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+                piece = reasoning.add(event.delta)
+                if piece is not None:
+                    yield piece
+            elif kind == "response.reasoning_summary_part.added" or (
+                kind == "response.output_item.added"
+                and getattr(event.item, "type", "") == "reasoning"
+            ):
+                reasoning.block()
             elif kind in ("response.created", "response.in_progress"):
                 response_id = event.response.id
             elif kind in ("response.completed", "response.incomplete"):
@@ -107,6 +139,7 @@ def _streamed(events: Any, card: Card, cancel: threading.Event | None) -> Iterat
                     usage=_usage(response),
                     response_id=response.id or response_id,
                     finish_reason=response.status,
+                    reasoning=reasoning.text,
                 )
                 return
             elif kind == "response.failed":
@@ -116,9 +149,15 @@ def _streamed(events: Any, card: Card, cancel: threading.Event | None) -> Iterat
             if cancelled(cancel):
                 break
     if not cancelled(cancel):  # no end marker: the server stopped mid-reply (SPEC §7.2)
-        yield ended_early(card, parts, "response.completed", response_id=response_id)
+        yield ended_early(
+            card,
+            parts,
+            "response.completed",
+            response_id=response_id,
+            reasoning=reasoning.text,
+        )
         return
-    yield Done("".join(parts), response_id=response_id, interrupted=True)
+    yield Done("".join(parts), response_id=response_id, interrupted=True, reasoning=reasoning.text)
 
 
 def _dump(obj: Any) -> Any:

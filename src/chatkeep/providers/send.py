@@ -1,15 +1,15 @@
 """One entry point over the three adapters, with the transient-retry policy for streams.
 
 * ``stream(card, body, *, cancel=None)`` — the adapter of ``card.style`` (``chat``,
-  ``responses``, ``anthropic``); yields ``TextDelta``… then one ``Done``.
+  ``responses``, ``anthropic``); yields ``TextDelta``/``ReasoningDelta``… then one ``Done``.
 * ``stream_with_retries(card, body, *, cancel=None, retries=2, delay=1.0, sleep=time.sleep,
   on_retry=None)`` — the same stream, re-sent on a transient error (network failure, HTTP 429;
-  never overflow) **only while no text has been yielded yet**: a reply that already reached the
+  never overflow) **only while no text or reasoning has been yielded yet**: a reply that already reached the
   user is never restarted behind their back, so a connection dropped mid-reply raises the
   (transient-flagged) ``ProviderError`` to the caller. Delay ``delay × attempt``. A ``cancel``
   set during a retry wait ends the stream with ``Done("", interrupted=True)``.
 * ``complete(card, body, ...)`` — consume a retried stream and return its ``Done``
-  (``on_delta(text)`` sees each piece).
+  (``on_delta(text)`` sees each piece of the answer; reasoning is in ``Done.reasoning``).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import ProviderConfigError, ProviderError
 from .cards import STYLES, Card
-from .events import Done, Event, TextDelta
+from .events import Done, Event, ReasoningDelta, TextDelta
 from .retry import DEFAULT_DELAY, DEFAULT_RETRIES, is_transient
 
 __all__ = ["adapter_for", "complete", "stream", "stream_with_retries"]
@@ -68,7 +68,7 @@ def stream_with_retries(
         produced = False
         try:
             for event in adapter(card, body, cancel=cancel):
-                if isinstance(event, TextDelta):
+                if isinstance(event, TextDelta | ReasoningDelta):
                     produced = True
                 yield event
             return
@@ -98,9 +98,8 @@ def complete(
     for event in stream_with_retries(
         card, body, cancel=cancel, retries=retries, delay=delay, sleep=sleep
     ):
-        if isinstance(event, TextDelta):
-            if on_delta is not None:
-                on_delta(event.text)
-        else:
+        if isinstance(event, Done):
             return event
+        if isinstance(event, TextDelta) and on_delta is not None:
+            on_delta(event.text)
     raise ProviderError(f"provider {card.name!r} ended without a reply")  # pragma: no cover

@@ -3,7 +3,9 @@
 :func:`entry_view` is the stable JSON view of one entry that every face shows — text parts as
 text, each image as ``{"type": "image", "mime", "width", "height", "bytes"}`` (the pixel size is
 read from the image header; an undecodable image has no size), attachment entries with their
-``attachment`` ``{title, url, chars}``, and the entry's flags kept. Pure: nothing is written.
+``attachment`` ``{title, url, chars}``, and the entry's flags and records kept (:data:`VIEW_FLAGS`:
+among them ``createdAt`` and the model's ``reasoning``, for the faces to show). Pure: nothing is
+written.
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ VIEW_FLAGS = (
     "interrupted",
     "provider",
     "usage",
+    "createdAt",
+    "reasoning",
+    "toolCalls",
+    "toolResult",
 )
 
 

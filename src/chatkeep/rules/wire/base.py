@@ -32,6 +32,7 @@ __all__ = [
     "api_root",
     "canonical_parts",
     "join_base_url",
+    "no_answer",
     "run_steps",
     "serialize",
 ]
@@ -110,3 +111,14 @@ def canonical_parts(entry: Entry) -> str | list[dict[str, Any]]:
         elif is_image_part(part):
             parts.append({"type": "image_url", "image_url": {"url": image_part_url(part)}})
     return parts
+
+
+def no_answer(entry: Entry) -> bool:
+    """An assistant entry with no answer text and no image (a reply that held only reasoning):
+    it has nothing to send, and the APIs refuse an empty assistant message."""
+    if entry.get("role") != "assistant":
+        return False
+    content = entry.get("content")
+    if isinstance(content, str):
+        return not content
+    return not any(is_image_part(p) or (is_text_part(p) and p.get("text")) for p in content or [])

@@ -1,6 +1,8 @@
 """OpenAI-compatible Chat Completions: ``POST {base}/chat/completions`` (SPEC §6.3).
 
 Messages carry only ``role`` and ``content``; content keeps the stored parts (canonical shape).
+Nothing else of an entry is sent (``reasoning``, ``createdAt``, ``usage``, tool records …), and an
+assistant entry without answer text (a reply that held only reasoning) is left out.
 The system prompt is the first message. Nothing in the body varies between turns except what
 the conversation adds at its end, so consecutive requests share a long byte prefix.
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...entries import Entry
-from .base import WireRequest, canonical_parts, join_base_url
+from .base import WireRequest, canonical_parts, join_base_url, no_answer
 
 __all__ = ["DEFAULT_BASE_URL", "PATH", "build_chat"]
 
@@ -19,7 +21,7 @@ PATH = "chat/completions"
 
 
 def chat_messages(history: list[Entry]) -> list[dict[str, Any]]:
-    return [{"role": e["role"], "content": canonical_parts(e)} for e in history]
+    return [{"role": e["role"], "content": canonical_parts(e)} for e in history if not no_answer(e)]
 
 
 def build_chat(

@@ -4,7 +4,9 @@
 - user text parts → ``input_text``, images → ``input_image`` with the data URL as a string
   (``detail: "auto"``); string content stays a string;
 - assistant entries are sent as plain string content (their text parts joined), the form the
-  API and the SDK's ``EasyInputMessageParam`` both accept for earlier replies;
+  API and the SDK's ``EasyInputMessageParam`` both accept for earlier replies; one without
+  answer text (a reply that held only reasoning) is left out, and no entry's ``reasoning``,
+  ``createdAt`` or other fields are sent;
 - with ``previous_response_id`` the server holds the transcript, so ``input`` is only the agent
   turn (:func:`chatkeep.rules.context.build_agent_turn`): trailing attachments + the new text,
   fresh pasted images first.
@@ -16,7 +18,7 @@ from typing import Any
 
 from ...entries import Entry, entry_text, image_part_url, is_image_part
 from ..context import build_agent_turn
-from .base import WireRequest, canonical_parts, join_base_url
+from .base import WireRequest, canonical_parts, join_base_url, no_answer
 
 __all__ = ["DEFAULT_BASE_URL", "PATH", "build_responses", "responses_input"]
 
@@ -44,7 +46,7 @@ def _input_content(entry: Entry) -> str | list[dict[str, Any]]:
 
 
 def responses_input(history: list[Entry]) -> list[dict[str, Any]]:
-    return [{"role": e["role"], "content": _input_content(e)} for e in history]
+    return [{"role": e["role"], "content": _input_content(e)} for e in history if not no_answer(e)]
 
 
 def _agent_turn_input(history: list[Entry], user_entry: Entry) -> list[dict[str, Any]]:
