@@ -118,7 +118,8 @@ def _show(page, view: str) -> None:
 def _audit(page, axe_source: str) -> list[str]:
     page.evaluate(axe_source)
     result = page.evaluate(
-        "async () => (await axe.run(document, {resultTypes: ['violations']})).violations"
+        "async () => (await axe.run(document, {resultTypes: ['violations'],"
+        " rules: {'label-content-name-mismatch': {enabled: true}}})).violations"
     )
     return [
         f"{v['id']} ({v['impact']}): " + "; ".join(n["target"][0] for n in v["nodes"][:5])

@@ -12,6 +12,7 @@ error tree, so they carry a hint like every other.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -71,13 +72,37 @@ def error_status(exc: ChatkeepError) -> int:
     return 500
 
 
+#: The library's hints name the terminal's commands; in the panel they name its own actions
+#: (SPEC §11). First match wins; a command with no panel action stays as it is.
+PANEL_ACTIONS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"`chatkeep regenerate`(?: \(the panel's Retry\))?"), "Retry"),
+    (re.compile(r"`chatkeep provider add[^`]*`"), "Settings → Add provider"),
+    (re.compile(r"`chatkeep provider (?:use|list)[^`]*`"), "the model picker (or Settings)"),
+    (re.compile(r"`chatkeep provider[^`]*`"), "Settings → Providers"),
+    (re.compile(r"`chatkeep config[^`]*`"), "Settings"),
+    (re.compile(r"`chatkeep sessions save[^`]*`"), "Save in the sessions drawer"),
+    (re.compile(r"`chatkeep sessions[^`]*`"), "the sessions drawer"),
+    (re.compile(r"`chatkeep export[^`]*`"), "Export in the sessions drawer"),
+]
+
+
+def panel_words(text: str | None) -> str | None:
+    """``text`` with the CLI commands it names put as the panel's actions."""
+    if not text:
+        return text
+    for pattern, action in PANEL_ACTIONS:
+        text = pattern.sub(action, text)
+    return text
+
+
 def error_body(exc: BaseException) -> dict[str, Any]:
-    """The JSON error object for any exception (chatkeep errors keep message and hint)."""
+    """The JSON error object for any exception (chatkeep errors keep message and hint; the
+    commands they name are put as the panel's actions)."""
     if isinstance(exc, ChatkeepError):
         body: dict[str, Any] = {
             "type": type(exc).__name__,
-            "message": exc.message,
-            "hint": exc.hint,
+            "message": panel_words(exc.message),
+            "hint": panel_words(exc.hint),
         }
         if isinstance(exc, ProviderError) and exc.status is not None:
             body["providerStatus"] = exc.status

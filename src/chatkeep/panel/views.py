@@ -143,15 +143,16 @@ def history_view(
             continue
         base = entry_view(i, entry)
         view: dict[str, Any] = {"index": i, "role": base["role"]}
-        for key in ("attachId", "videoSrc", "imagesSeen", "summarized", "interrupted", "provider"):
+        # the flags, and what a reply keeps beside its text and never sends (SPEC §14: shown
+        # folded, as plain text)
+        for key in (
+            *("attachId", "videoSrc", "imagesSeen", "summarized", "interrupted", "provider"),
+            *("reasoning", "toolCalls", "toolResult", "createdAt"),
+        ):
             if key in base:
                 view[key] = base[key]
         if isinstance(entry.get("usage"), dict):
             view["usage"] = entry["usage"]
-        # kept beside the reply, never sent (SPEC §14): shown folded, as plain text
-        for key in ("reasoning", "toolCalls", "toolResult", "createdAt"):
-            if key in entry:
-                view[key] = entry[key]
         video = video_url(entry) or video
         infos = [p for p in base["content"] if p.get("type") == "image"]
         if is_attachment(entry):

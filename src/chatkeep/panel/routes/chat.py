@@ -38,7 +38,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from ..http import BadRequest, error_body, error_status, json_body, ok, threaded
+from ..http import BadRequest, error_body, error_status, json_body, ok, panel_words, threaded
 from ..markdown import render_markdown
 from ..state import PanelState
 
@@ -73,7 +73,7 @@ def _context(panel: PanelState) -> tuple[str | None, bool]:
 def _done_payload(reply: Any) -> dict[str, Any]:
     return {
         "interrupted": reply.interrupted,
-        "warnings": list(reply.warnings),
+        "warnings": [panel_words(w) for w in reply.warnings],
         "stats": reply.stats,
         "landed": reply.landed,
         "sessionId": reply.session_id,
@@ -140,7 +140,7 @@ async def _stream_turn(panel: PanelState, run: Run) -> Response:
                 if dirty:
                     yield render()
                 if kind == "notice":
-                    yield _sse("notice", {"message": str(data)})
+                    yield _sse("notice", {"message": panel_words(str(data))})
                 elif kind == "done":
                     yield _sse("done", _done_payload(data))
                     break

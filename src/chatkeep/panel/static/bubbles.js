@@ -101,7 +101,7 @@ export function chip(view, readOnly) {
       ? el("button", {
           type: "button",
           className: "chip-undo",
-          "aria-label": `Remove attachment ${a.title || local || web || ""}`.trim(),
+          "aria-label": `Undo attachment ${a.title || local || web || ""}`.trim(),
           text: "Undo",
           onclick: () => hooks.undo(view.attachId),
         })

@@ -304,10 +304,18 @@ export function isUnansweredText(text) {
 }
 
 // Retry answers the unanswered last question in place (SPEC §3.5): its bubble stays, no echo.
-export function retry() {
+// Once it is answered, the composer's kept draft of that question goes (SPEC §11), so Enter
+// cannot ask it a second time.
+export async function retry() {
   const question = unansweredQuestion() || cutOffQuestion();
-  if (!question) return Promise.resolve(null);
-  return streamTurn("/api/chat/regenerate", {}, { from: question.index + 1, keep: question.index });
+  if (!question) return null;
+  const result = await streamTurn("/api/chat/regenerate", {}, { from: question.index + 1, keep: question.index });
+  const box = document.getElementById("message");
+  if (result.ok && box.value === question.text) {
+    box.value = "";
+    box.dispatchEvent(new Event("input"));
+  }
+  return result;
 }
 
 function setBusy(busy) {

@@ -108,7 +108,6 @@ function startRename(li, session) {
 function renderList(data, append = false) {
   // One page of the drawer; "Show more" appends the next one (append = true).
   if ("current" in data) setSession(data.current);
-  document.getElementById("drawer-save").disabled = !currentSession();
   const list = document.getElementById("session-list");
   const rows = data.sessions.map((s) => row(s, data.activeSessionId));
   if (append) list.append(...rows);

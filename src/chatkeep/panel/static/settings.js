@@ -208,7 +208,7 @@ function renderPreview(p) {
         typeof m.text === "string" && m.text ? el("div", { className: "snippet", text: m.text }) : null),
     ),
   );
-  body.replaceChildren(
+  const parts = [
     el("p", { className: "preview-provider", text: who }),
     p.problem && p.problem.hint ? el("p", { className: "hint", text: p.problem.hint }) : null,
     table,
@@ -216,7 +216,8 @@ function renderPreview(p) {
     el("p", { className: "preview-prefix", text: `Prefix reuse: ${prefix}.` }),
     el("h3", { text: `Messages (${p.messages.length})` }),
     messages,
-  );
+  ];
+  body.replaceChildren(...parts.filter(Boolean)); // replaceChildren would write "null" as text
 }
 
 export function setupSettings(apply) {

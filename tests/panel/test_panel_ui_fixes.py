@@ -1,0 +1,99 @@
+"""Panel failure paths and small things a chat UI gets right (SPEC §11, third edition), in
+Chromium: a Retry that answers the question takes the kept draft away (Enter cannot ask it a
+second time), the request preview shows no stray "null", Save works on an unsaved conversation,
+and hints name the panel's actions rather than terminal commands."""
+
+from __future__ import annotations
+
+from panel_helpers import expected_console_errors, open_panel, use_provider
+
+from factories import assistant, user
+from support.provider_server import Close, Text, unauthorized
+
+
+def test_retry_then_enter_asks_the_question_once_per_answer(
+    page, live_server, pstore, provider_server
+):
+    """A failed question answered with Retry, then Enter: no second paid answer, one bubble
+    per send."""
+    use_provider(pstore, provider_server)
+    provider_server.queue(unauthorized(), Text("the answer"), Text("a second paid answer"))
+    open_panel(page, live_server)
+    page.fill("#message", "my question")
+    page.press("#message", "Enter")
+    page.wait_for_selector(".bubble.user.failed .bubble-error")
+    assert page.input_value("#message") == "my question"  # the draft is kept while it failed
+    page.click(".bubble-error .retry")
+    page.wait_for_selector(".bubble.assistant:not(.streaming) .md:has-text('the answer')")
+    assert page.input_value("#message") == ""
+    page.press("#message", "Enter")
+    page.wait_for_timeout(500)
+    assert page.locator(".bubble.user").count() == 1
+    assert page.locator(".bubble.assistant").count() == 1
+    assert len(provider_server.requests) == 2  # the refused attempt and the one answer
+    assert [(e["role"], e["content"]) for e in pstore.history.read()] == [
+        ("user", "my question"),
+        ("assistant", "the answer"),
+    ]
+    expected_console_errors(page, "status of")
+
+
+def test_request_preview_shows_no_stray_null(page, live_server, pstore, provider_server):
+    use_provider(pstore, provider_server)
+    pstore.history.append(user("first question"))
+    pstore.history.append(assistant("first answer"))
+    open_panel(page, live_server)
+    page.fill("#message", "next question")
+    page.click("#open-preview")
+    body = page.locator("#preview-body")
+    body.locator(".preview-messages").wait_for()
+    text = body.inner_text()
+    assert "null" not in text and "undefined" not in text
+    assert "next question" in text
+
+
+def test_save_in_the_drawer_saves_an_unsaved_conversation(page, live_server, pstore):
+    """The drawer's highlighted Save works before any session exists: it makes the first one."""
+    pstore.history.append(user("notes about lamps"))
+    pstore.history.append(assistant("Lamps are nice."))
+    open_panel(page, live_server)
+    page.click("#open-drawer")
+    save = page.locator("#drawer-save")
+    assert save.is_enabled()
+    save.click()
+    page.wait_for_selector(".session .session-name:has-text('notes about lamps')")
+    assert [s["name"] for s in pstore.sessions.list()] == ["notes about lamps"]
+    assert page.locator("#session-name").inner_text() == "notes about lamps"
+    save.click()  # a second Save updates the same session
+    page.wait_for_selector(".notice:has-text('saved “notes about lamps”')")
+    assert len(pstore.sessions.list()) == 1
+
+
+def test_hints_name_the_panels_actions_not_terminal_commands(
+    page, live_server, pstore, provider_server
+):
+    """With no provider the toast points to Settings; a refused send and a cut-short reply
+    point to Retry; none names a `chatkeep …` command."""
+    open_panel(page, live_server)
+    page.fill("#message", "hello?")
+    page.press("#message", "Enter")
+    toast = page.locator(".notice.error")
+    toast.wait_for()
+    assert "Settings" in toast.inner_text() and "chatkeep " not in toast.inner_text()
+    expected_console_errors(page, "status of 4")
+    use_provider(pstore, provider_server)
+    provider_server.queue(unauthorized())
+    page.reload()
+    page.wait_for_selector("body[data-ready='1']")
+    page.fill("#message", "hello again")
+    page.press("#message", "Enter")
+    error = page.locator(".bubble-error")
+    error.wait_for()
+    assert "Retry" in error.inner_text() and "chatkeep " not in error.inner_text()
+    provider_server.queue(Close(after_chunks=2, text=Text("half an answer here")))
+    page.click(".bubble-error .retry")
+    page.wait_for_selector(".bubble.assistant.interrupted")
+    notice = page.locator(".notice").filter(has_text="incomplete")
+    notice.wait_for()
+    assert "Retry" in notice.inner_text() and "chatkeep " not in notice.inner_text()
+    expected_console_errors(page, "status of")
