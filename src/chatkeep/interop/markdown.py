@@ -95,6 +95,18 @@ def _fold(summary: str, text: str) -> tuple[list[str], int]:
     return [*lines, "</details>"], len(body)
 
 
+def _folded(key: str, value: Any) -> bool:
+    """Whether a field is written as folded sections (else it stays in the entry's comment)."""
+    if key == "reasoning":
+        return isinstance(value, str)
+    return (
+        key in FOLDED
+        and isinstance(value, list)
+        and bool(value)
+        and all(isinstance(r, dict) for r in value)
+    )
+
+
 def _folds(entry: dict[str, Any]) -> tuple[list[list[Any]], list[str]]:
     """The folds of an entry's reasoning, tool calls and results: layout and lines."""
     layout: list[list[Any]] = []
@@ -108,7 +120,8 @@ def _folds(entry: dict[str, Any]) -> tuple[list[list[Any]], list[str]]:
         ("call", "toolCalls", "arguments", "Tool call"),
         ("result", "toolResult", "content", "Tool result"),
     ):
-        for rec in entry.get(key) or []:
+        records: list[dict[str, Any]] = entry[key] if _folded(key, entry.get(key)) else []
+        for rec in records:
             rest = {k: v for k, v in rec.items() if k != text_key}
             name = rec.get("name")
             more, n = _fold(f"{label}: {name}" if name else label, str(rec.get(text_key, "")))
@@ -119,7 +132,7 @@ def _folds(entry: dict[str, Any]) -> tuple[list[list[Any]], list[str]]:
 
 def _entry_lines(entry: dict[str, Any]) -> list[str]:
     content = entry.get("content")
-    meta = {k: v for k, v in entry.items() if k != "content" and k not in FOLDED}
+    meta = {k: v for k, v in entry.items() if k != "content" and not _folded(k, v)}
     body: list[str] = []
     if isinstance(content, str):
         meta["layout"] = [["str", content.count("\n") + 1]]

@@ -61,6 +61,7 @@ SYSTEM_TITLE = "System prompt"
 TOOL_ROLES = ("tool", "function", "ipython", "observation")
 SYSTEM_ROLES = ("system", "developer")
 _THINK = re.compile(r"\A\s*<think>(.*?)</think>\s*", re.S)
+_THINK_WRITTEN = re.compile(r"\A<think>\n(.*?)\n</think>\n\n", re.S)  # as the export writes it
 #: The one line (or element) chatkeep writes for an export of an empty profile.
 EMPTY_MARK = {"format": "chatkeep-export", "sessions": 0}
 
@@ -77,6 +78,9 @@ def as_text(value: Any) -> str:
 
 def split_think(text: str) -> tuple[str, str | None]:
     """``(answer, reasoning)``: a leading ``<think>…</think>`` block split off."""
+    m = _THINK_WRITTEN.match(text)
+    if m:
+        return text[m.end() :], m.group(1)
     m = _THINK.match(text)
     if not m:
         return text, None
