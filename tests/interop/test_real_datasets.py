@@ -224,7 +224,7 @@ def _st_time(value: Any) -> int | None:
 
 @pytest.mark.parametrize("path", sorted(ST.glob("*/*.jsonl")), ids=lambda p: p.parent.name)
 def test_sillytavern_chats(db: Path, path: Path) -> None:
-    """SillyTavern 1.2-era chats (header line, then messages): one session named after the
+    """SillyTavern 1.3.0 chats (header line, then messages): one session named after the
     character, every message in order with its role, text and time."""
     header, *msgs = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
     report = _import(db, path)
@@ -284,3 +284,40 @@ def test_sillytavern_detection_needs_the_header(db: Path, tmp_path: Path) -> Non
     assert proc.returncode == 3 and "holds no message" in proc.stderr
     with chatkeep.open(str(db)) as store:
         assert store.sessions.list() == []
+
+
+@pytest.mark.parametrize(
+    ("written", "moment"),
+    [
+        ("June 6, 2023 12:43am", dt.datetime(2023, 6, 6, 0, 43, tzinfo=dt.UTC)),
+        ("December 31, 2023 11:05pm", dt.datetime(2023, 12, 31, 23, 5, tzinfo=dt.UTC)),
+        ("2023-4-21 @20h 02m 47s 124ms", dt.datetime(2023, 4, 21, 20, 2, 47, 124000, dt.UTC)),
+        ("2025-09-26@15h04m33s", dt.datetime(2025, 9, 26, 15, 4, 33, tzinfo=dt.UTC)),
+        ("2025-09-26T07:05:40.881Z", dt.datetime(2025, 9, 26, 7, 5, 40, 881000, dt.UTC)),
+    ],
+)
+def test_sillytavern_time_notations(db: Path, tmp_path: Path, written: str, moment: Any) -> None:
+    """Every notation SillyTavern has written send_date in becomes the message's time."""
+    path = tmp_path / "Iris - chat.jsonl"
+    header = {"user_name": "You", "character_name": "Iris", "create_date": written}
+    msg = {"name": "You", "is_user": True, "send_date": written, "mes": "hello"}
+    path.write_text("\n".join(json.dumps(x) for x in (header, msg)))
+    _import(db, path)
+    (s,) = saved(db)
+    want = int(moment.timestamp() * 1000)
+    assert (s["name"], s["createdAt"], s["history"][0]["createdAt"]) == ("Iris - chat", want, want)
+
+
+def test_from_md_reads_the_markdown_export_and_refuses_other_files(
+    db: Path, tmp_path: Path
+) -> None:
+    """--from md imports chatkeep's Markdown export; another file is refused, nothing imported."""
+    src = tmp_path / "src.db"
+    run(src, "import", str(LF / "glaive_toolcall_en_demo.json"))
+    md = tmp_path / "all.md"
+    run(src, "export", "--format", "md", "-o", str(md))
+    report = _import(db, md, "--from", "md")
+    assert report["added"] == 12
+    assert [s["history"] for s in saved(db)] == [s["history"] for s in saved(src)]
+    proc = run(db, "import", str(LF / "mllm_demo.json"), "--from", "md", ok=False)
+    assert proc.returncode == 3 and "nothing was imported" in proc.stderr

@@ -13,7 +13,13 @@
 - A chatkeep export is recognised from the first bytes of the file (its ``format`` key comes
   first), so detecting it never reads the file.
 - A one-session chatkeep export (``format: "chatkeep-session"``) and chatkeep's Markdown
-  export become saved sessions with their own ids.
+  export (detected, or ``--from md``) become saved sessions with their own ids.
+- A SillyTavern chat is told by its header line (``chat_metadata``, or ``user_name`` with
+  ``character_name``); the ``[{"messages": [...]}]`` array of fine-tuning sets by its first
+  element, and read as JSON Lines are.
+- chatkeep's own ``md``/``jsonl``/``sharegpt`` export of an empty profile carries a mark
+  (:data:`.simple.EMPTY_MARK`, :data:`.markdown.EMPTY_MARK`) and imports as nothing without an
+  error (``empty`` in the report); any other file with no conversation is an error.
 - Every foreign format becomes one saved session per conversation through
   ``store.sessions.add_many``: one write transaction for the whole file, so a file that turns
   out to be bad half-way imports nothing; the live history is never touched; ids are derived
