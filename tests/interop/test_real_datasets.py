@@ -6,6 +6,7 @@ walking its JSON — not with chatkeep's reader."""
 
 from __future__ import annotations
 
+import base64
 import datetime as dt
 import json
 from collections import Counter
@@ -321,3 +322,27 @@ def test_from_md_reads_the_markdown_export_and_refuses_other_files(
     assert [s["history"] for s in saved(db)] == [s["history"] for s in saved(src)]
     proc = run(db, "import", str(LF / "mllm_demo.json"), "--from", "md", ok=False)
     assert proc.returncode == 3 and "nothing was imported" in proc.stderr
+
+
+def test_image_paths_beside_an_image_only_message(db: Path, tmp_path: Path) -> None:
+    """An `images` path named on a user turn that holds only an image part: the note goes in
+    a text part before the image, and the entry stays valid."""
+    url = (
+        "data:image/png;base64,"
+        + base64.b64encode((FIXTURES / "photo-red.png").read_bytes()).decode()
+    )
+    line = {
+        "messages": [
+            {"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}]},
+            {"role": "assistant", "content": "A red square."},
+        ],
+        "images": ["pics/a.jpg"],
+    }
+    path = tmp_path / "x.jsonl"
+    path.write_text(json.dumps(line) + "\n")
+    assert _import(db, path)["added"] == 1
+    (s,) = saved(db)
+    assert s["history"][0]["content"] == [
+        {"type": "text", "text": "[image not in the export: pics/a.jpg]"},
+        {"type": "image_url", "image_url": {"url": url}},
+    ]

@@ -175,14 +175,13 @@ class Turns:
         for k, path in enumerate(paths):
             e = slots[k] if k < len(slots) else users[0]
             note = f"[image not in the export: {path}]"
-            if isinstance(e["content"], str):
-                e["content"] = f"{e['content']}\n{note}" if e["content"] else note
+            parts = e["content"]
+            if isinstance(parts, str):
+                e["content"] = f"{parts}\n{note}" if parts else note
+            elif parts and parts[0].get("type") == "text":
+                parts[0]["text"] = f"{parts[0]['text']}\n{note}" if parts[0]["text"] else note
             else:
-                e["content"][0]["text"] = (
-                    f"{e['content'][0].get('text', '')}\n{note}".lstrip("\n")
-                    if e["content"] and "text" in e["content"][0]
-                    else note
-                )
+                parts.insert(0, {"type": "text", "text": note})
 
     def _last_assistant(self) -> dict[str, Any] | None:
         if self.entries and self.entries[-1]["role"] == "assistant":
