@@ -42,6 +42,15 @@ SAMPLES = [
     ("openwebui", "openwebui_export.json", "json"),
     ("sharegpt", "sharegpt.json", "json"),
     ("jsonl", "openai_messages.jsonl", "jsonl"),
+    ("jsonl", "real/llama-factory/reason_tool_use_demo_50.jsonl", "jsonl"),
+    ("jsonl", "real/llama-factory/mllm_demo.json", "json"),
+    ("sharegpt", "real/llama-factory/glaive_toolcall_en_demo.json", "json"),
+    ("sillytavern", "real/sillytavern/Megumin/1673323621108.jsonl", "jsonl"),
+    (
+        "sillytavern",
+        "real/sillytavern-handmade/Seraphina/Seraphina - 2025-09-26@15h04m33s123ms.jsonl",
+        "jsonl",
+    ),
     ("chatkeep", "chatkeep-session", "json"),
     ("chatkeep", "chatkeep-markdown", "md"),
 ]

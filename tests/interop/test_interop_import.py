@@ -13,6 +13,7 @@ import pytest
 from interop_helpers import FIXTURES, all_text, by_name, chatgpt_zip, images, llm_db, saved
 
 import chatkeep
+from chatkeep.entries import is_attachment
 from clirun import run
 
 RED_PNG = (FIXTURES / "photo-red.png").read_bytes()
@@ -138,12 +139,18 @@ def test_librechat_flat_and_nested(db: Path, name: str) -> None:
 
 
 def test_sharegpt_and_jsonl(db: Path) -> None:
-    """ShareGPT and OpenAI-messages JSON Lines: one session each, system turns skipped."""
+    """ShareGPT and OpenAI-messages JSON Lines: one session each; a system turn is kept as an
+    attachment entry titled "System prompt", first in its session."""
     assert _import(db, FIXTURES / "sharegpt.json")["added"] == 2
     assert _import(db, FIXTURES / "openai_messages.jsonl")["added"] == 2
     names = by_name(db)
     assert "Translate 'cat' to French." in names
-    assert all("SYSTEM" not in all_text(s) for s in names.values())
+    for s in names.values():
+        systems = [e for e in s["history"] if "SYSTEM" in str(e["content"])]
+        assert systems in ([], s["history"][:1])
+        for e in systems:
+            assert is_attachment(e) and "Title: System prompt" in e["content"]
+    assert sum("SYSTEM" in all_text(s) for s in names.values()) == 2
     assert len(images(names["Describe this image."])) == 1
     assert _import(db, FIXTURES / "openai_messages.jsonl")["added"] == 0
 

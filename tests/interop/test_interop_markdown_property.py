@@ -1,5 +1,6 @@
 """The Markdown export reads back exactly, whatever the text holds (headings, markers, blank
-lines, comment closers) — a bounded property test over the pure writer and reader."""
+lines, comment closers, fences in folded reasoning and tool output) — a bounded property test
+over the pure writer and reader."""
 
 from __future__ import annotations
 
@@ -18,6 +19,9 @@ NASTY = st.sampled_from(
         "<!-- chatkeep-entry {} -->",
         "<!-- chatkeep-session {} -->",
         "-->",
+        "```",
+        "</details>",
+        "<details><summary>x</summary>",
         "![image 1](x)",
         "# title",
         "`code`",
@@ -31,15 +35,37 @@ PART = st.one_of(
     st.just({"type": "image_url", "image_url": {"url": IMG}}),
     st.just({"type": "image_url", "image_url": IMG}),
 )
+CALL = st.builds(
+    lambda name, args, cid: {"name": name, "arguments": args, **({"id": cid} if cid else {})},
+    TEXT,
+    TEXT,
+    st.one_of(st.none(), TEXT),
+)
+RESULT = st.builds(
+    lambda content, name: {"content": content, **({"name": name} if name is not None else {})},
+    TEXT,
+    st.one_of(st.none(), TEXT),
+)
+EXTRA = st.fixed_dictionaries(
+    {},
+    optional={
+        "reasoning": TEXT,
+        "toolCalls": st.lists(CALL, max_size=2),
+        "toolResult": st.lists(RESULT, max_size=2),
+        "createdAt": st.integers(min_value=0, max_value=2**53 - 1),
+    },
+)
 ENTRY = st.builds(
-    lambda role, content, seen: {
+    lambda role, content, seen, extra: {
         "role": role,
         "content": content,
         **({"imagesSeen": True} if seen else {}),
+        **extra,
     },
     st.sampled_from(["user", "assistant"]),
     st.one_of(TEXT, st.lists(PART, min_size=1, max_size=4)),
     st.booleans(),
+    EXTRA,
 )
 SESSION = st.builds(
     lambda name, created, pinned, history: {

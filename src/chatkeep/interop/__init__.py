@@ -1,8 +1,9 @@
 """Interoperability: the formats users already have (SPEC §14).
 
 - :func:`import_file` reads chatkeep exports (whole profile, one session, Markdown), browsa
-  dumps, and ChatGPT, Claude, Open WebUI, LibreChat, ``llm`` (``logs.db``), ShareGPT and
-  OpenAI-messages JSON Lines exports; foreign conversations become saved sessions.
+  dumps, and ChatGPT, Claude, Open WebUI, LibreChat, ``llm`` (``logs.db``), ShareGPT,
+  OpenAI-messages JSON Lines (and the ``[{"messages": [...]}]`` arrays of fine-tuning sets)
+  and SillyTavern chat files; foreign conversations become saved sessions.
 - :func:`export_text` / :func:`export_file` write a profile or one session as ``json``, ``md``,
   ``jsonl``, ``sharegpt`` or ``html``.
 

@@ -3,7 +3,9 @@
 No script, no external resource: a Content-Security-Policy allows nothing but inline styles
 and ``data:`` images; every stored text (names, entries, attachments, model names) is escaped;
 images are embedded as ``<img>`` only when they are base64 image data URLs. Attachments are
-folded under ``<details>`` with their full text.
+folded under ``<details>`` with their full text, and so are an answer's reasoning, tool calls
+and tool results; each message shows its time. An export of an empty profile is a page that
+says it holds no conversations.
 """
 
 from __future__ import annotations
@@ -73,7 +75,28 @@ def _entry(entry: dict[str, Any]) -> str:
         who += f" · {prov['model']}"
     if entry.get("interrupted"):
         who += " (interrupted)"
-    return f'<div class="e {role}"><div class="who">{escape(who)}</div>{body}</div>'
+    when = _when(entry.get("createdAt"))
+    if when:
+        who += f" · {when}"
+    folds = "".join(_folds(entry))
+    return f'<div class="e {role}"><div class="who">{escape(who)}</div>{body}{folds}</div>'
+
+
+def _folds(entry: dict[str, Any]) -> Iterator[str]:
+    """An answer's reasoning, tool calls and tool results, folded under its text."""
+    if isinstance(entry.get("reasoning"), str):
+        yield f"<details><summary>Reasoning</summary><pre>{escape(entry['reasoning'])}</pre></details>"
+    for label, key, text_key in (
+        ("Tool call", "toolCalls", "arguments"),
+        ("Tool result", "toolResult", "content"),
+    ):
+        for rec in entry.get(key) or []:
+            if not isinstance(rec, dict):
+                continue
+            name = rec.get("name")
+            summary = escape(f"{label}: {name}" if isinstance(name, str) else label)
+            text = escape(str(rec.get(text_key, "")))
+            yield f"<details><summary>{summary}</summary><pre>{text}</pre></details>"
 
 
 def write(sessions: Iterable[dict[str, Any]], title: str) -> Iterator[str]:
@@ -83,7 +106,9 @@ def write(sessions: Iterable[dict[str, Any]], title: str) -> Iterator[str]:
     yield '<meta name="viewport" content="width=device-width, initial-scale=1">'
     yield '<meta name="referrer" content="no-referrer">'
     yield f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>"
+    wrote = False
     for s in sessions:
+        wrote = True
         history = s.get("history") or []
         when = _when(s.get("createdAt"))
         yield f"<section><h1>{escape(str(s.get('name') or 'Untitled'))}</h1>"
@@ -92,4 +117,6 @@ def write(sessions: Iterable[dict[str, Any]], title: str) -> Iterator[str]:
         for entry in history:
             yield _entry(entry)
         yield "</section>"
+    if not wrote:
+        yield '<p class="meta">This export holds no conversations: the profile was empty.</p>'
     yield "</body></html>"

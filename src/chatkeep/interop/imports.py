@@ -13,7 +13,13 @@
 - A chatkeep export is recognised from the first bytes of the file (its ``format`` key comes
   first), so detecting it never reads the file.
 - A one-session chatkeep export (``format: "chatkeep-session"``) and chatkeep's Markdown
-  export become saved sessions with their own ids.
+  export (detected, or ``--from md``) become saved sessions with their own ids.
+- A SillyTavern chat is told by its header line (``chat_metadata``, or ``user_name`` with
+  ``character_name``); the ``[{"messages": [...]}]`` array of fine-tuning sets by its first
+  element, and read as JSON Lines are.
+- chatkeep's own ``md``/``jsonl``/``sharegpt`` export of an empty profile carries a mark
+  (:data:`.simple.EMPTY_MARK`, :data:`.markdown.EMPTY_MARK`) and imports as nothing without an
+  error (``empty`` in the report); any other file with no conversation is an error.
 - Every foreign format becomes one saved session per conversation through
   ``store.sessions.add_many``: one write transaction for the whole file, so a file that turns
   out to be bad half-way imports nothing; the live history is never touched; ids are derived
@@ -33,7 +39,7 @@ from ..entries import validate_entries
 from ..errors import InvalidEntry, InvalidValue
 from ..storage.stream import HEAD as STREAM_HEAD
 from ..storage.transfer import browsa_problem
-from . import chatgpt, claude, librechat, llmdb, markdown, openwebui, simple
+from . import chatgpt, claude, librechat, llmdb, markdown, openwebui, sillytavern, simple
 from .model import Conversation, Skipped
 from .source import Input, Progress, bad_file, checked_path
 
@@ -57,6 +63,8 @@ SOURCES = (
     "llm",
     "sharegpt",
     "jsonl",
+    "sillytavern",
+    "md",
 )
 
 Reader = Callable[[Input], Iterator[Conversation | Skipped]]
@@ -68,6 +76,7 @@ READERS: dict[str, Reader] = {
     "llm": llmdb.read,
     "sharegpt": simple.read_sharegpt,
     "jsonl": simple.read_jsonl,
+    "sillytavern": sillytavern.read,
     "markdown": markdown.read,
 }
 
@@ -79,10 +88,16 @@ def _detect_item(item: Any) -> str | None:
         ("openwebui", openwebui.looks_like),
         ("librechat", librechat.looks_like),
         ("sharegpt", simple.sharegpt_looks_like),
+        ("jsonl", simple.messages_looks_like),  # the [{"messages": [...]}] of fine-tuning sets
     ):
         if test(item):
             return name
     return None
+
+
+def _message_line(item: Any) -> bool:
+    """A JSON Lines file whose lines are bare lists of messages starts with one of them."""
+    return isinstance(item, dict) and isinstance(item.get("role"), str) and "content" in item
 
 
 def detect(inp: Input) -> str:
@@ -111,6 +126,8 @@ def detect(inp: Input) -> str:
         found = _detect_item(item)
         if found:
             return found
+        if _message_line(item):
+            return "jsonl"
         raise bad_file(inp.path, "the first element is not a conversation of a known format")
     if first_char != "{":
         raise bad_file(inp.path, "not JSON, JSON Lines, a zip, a SQLite file or chatkeep Markdown")
@@ -118,8 +135,13 @@ def detect(inp: Input) -> str:
     if isinstance(line, dict):
         if line.get("format") in ("chatkeep-export", SESSION_FORMAT):
             return "chatkeep"
-        if simple.jsonl_looks_like(line):
+        if simple.jsonl_looks_like(line) or simple.is_empty_export(line):
             return "jsonl"
+        if sillytavern.looks_like(line) and (
+            isinstance(line.get("chat_metadata"), dict)
+            or ("user_name" in line and "character_name" in line)
+        ):
+            return "sillytavern"
         if simple.sharegpt_looks_like(line) and inp.has_second_line():
             return "jsonl"
     doc = inp.load()
@@ -228,6 +250,24 @@ def _stream_profile(profile: Profile, inp: Input, replace: bool) -> dict[str, An
             raise bad_file(inp.path, exc.message, exc.hint or None) from None
 
 
+def _declared_empty(inp: Input, fmt: str) -> bool:
+    """Whether the file is chatkeep's own export of a profile that held nothing (its ``md``,
+    ``jsonl`` or ``sharegpt`` form): it imports as nothing, without an error — any other file
+    that holds no conversation is an error."""
+    if fmt == "markdown":
+        return markdown.is_empty(inp.head)
+    if fmt not in ("jsonl", "sharegpt") or inp.is_zip or inp.is_dir or inp.is_sqlite:
+        return False
+    if inp.first_char() == "[":
+        found = []
+        for item in inp.items(count=False):
+            found.append(item)
+            if len(found) > 1:
+                return False
+        return len(found) == 1 and simple.is_empty_export(found[0])
+    return simple.is_empty_export(inp.first_line()) and not inp.has_second_line()
+
+
 def import_file(
     profile: Profile,
     path: str,
@@ -249,8 +289,18 @@ def import_file(
     inp = Input(path, progress)
     try:
         fmt = detect(inp) if source == "auto" else source
-        if fmt == "chatkeep" and markdown.looks_like(inp.head):
+        if fmt == "md" or (fmt == "chatkeep" and markdown.looks_like(inp.head)):
             fmt = "markdown"
+        if _declared_empty(inp, fmt):
+            return {
+                "source": "chatkeep" if fmt == "markdown" else fmt,
+                "conversations": 0,
+                "added": 0,
+                "already": 0,
+                "skipped": [],
+                "sessions": [],
+                "empty": True,
+            }
         if fmt == "markdown":
             return save_conversations(profile, markdown.read(inp), "chatkeep")
         if fmt == "chatkeep" and inp.head.startswith(STREAM_HEAD.encode()):

@@ -18,12 +18,31 @@ embedded as data URLs. The comment before each entry carries what a reader needs
 the entry exactly: its other fields (``attachId``, ``imagesSeen``, ``provider``, …) and the
 layout of its content (how many lines each text part has, where the images are), so no text
 can be mistaken for structure. Reading back gives the same sessions (ids, names, times, entries).
+
+An entry's reasoning, tool calls and tool results are written after its text as folded
+sections (``<details>``, the text fenced), and its time in its heading::
+
+    ## Assistant · gpt-4o · 2026-12-01 10:00 UTC
+    <!-- chatkeep-entry {"role": "assistant", "layout": [["str", 1]], "folds": [["reasoning", 2], …]} -->
+    The answer.
+    <details><summary>Reasoning</summary>
+
+    ```text
+    two lines
+    of thought
+    ```
+    </details>
+
+An export of a profile that holds nothing is a heading, the mark ``<!-- chatkeep-empty
+{"sessions": 0} -->`` and a sentence saying so: it imports back as nothing, without an error.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import html
 import json
+import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -34,7 +53,11 @@ from .source import Input, bad_file
 
 SESSION_MARK = "<!-- chatkeep-session "
 ENTRY_MARK = "<!-- chatkeep-entry "
+EMPTY_MARK = "<!-- chatkeep-empty "
 END = " -->"
+#: The fields written as folded sections after an entry's text, in this order.
+FOLDED = ("reasoning", "toolCalls", "toolResult")
+_TICKS = re.compile("`+")
 
 
 def _meta(value: dict[str, Any]) -> str:
@@ -58,12 +81,58 @@ def _heading(entry: dict[str, Any]) -> str:
     prov = entry.get("provider")
     if role == "Assistant" and isinstance(prov, dict) and prov.get("model"):
         role += f" · {' '.join(str(prov['model']).split())}"
-    return f"## {role}"
+    when = _when(entry.get("createdAt"))
+    return f"## {role}{' · ' + when if when else ''}"
+
+
+def _fold(summary: str, text: str) -> tuple[list[str], int]:
+    """A folded section: its lines, and how many lines its text has."""
+    longest = max((len(m) for m in _TICKS.findall(text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    body = text.split("\n")
+    label = html.escape(" ".join(summary.split()))
+    lines = [f"<details><summary>{label}</summary>", "", fence + "text", *body, fence]
+    return [*lines, "</details>"], len(body)
+
+
+def _folded(key: str, value: Any) -> bool:
+    """Whether a field is written as folded sections (else it stays in the entry's comment)."""
+    if key == "reasoning":
+        return isinstance(value, str)
+    return (
+        key in FOLDED
+        and isinstance(value, list)
+        and bool(value)
+        and all(isinstance(r, dict) for r in value)
+    )
+
+
+def _folds(entry: dict[str, Any]) -> tuple[list[list[Any]], list[str]]:
+    """The folds of an entry's reasoning, tool calls and results: layout and lines."""
+    layout: list[list[Any]] = []
+    lines: list[str] = []
+    reasoning = entry.get("reasoning")
+    if isinstance(reasoning, str):
+        more, n = _fold("Reasoning", reasoning)
+        layout.append(["reasoning", n])
+        lines += more
+    for kind, key, text_key, label in (
+        ("call", "toolCalls", "arguments", "Tool call"),
+        ("result", "toolResult", "content", "Tool result"),
+    ):
+        records: list[dict[str, Any]] = entry[key] if _folded(key, entry.get(key)) else []
+        for rec in records:
+            rest = {k: v for k, v in rec.items() if k != text_key}
+            name = rec.get("name")
+            more, n = _fold(f"{label}: {name}" if name else label, str(rec.get(text_key, "")))
+            layout.append([kind, n, rest])
+            lines += more
+    return layout, lines
 
 
 def _entry_lines(entry: dict[str, Any]) -> list[str]:
     content = entry.get("content")
-    meta = {k: v for k, v in entry.items() if k != "content"}
+    meta = {k: v for k, v in entry.items() if k != "content" and not _folded(k, v)}
     body: list[str] = []
     if isinstance(content, str):
         meta["layout"] = [["str", content.count("\n") + 1]]
@@ -82,7 +151,10 @@ def _entry_lines(entry: dict[str, Any]) -> list[str]:
                 layout.append([kind, text.count("\n") + 1])
                 body.extend(text.split("\n"))
         meta["layout"] = layout
-    return [_heading(entry), ENTRY_MARK + _meta(meta) + END, *body, ""]
+    folds, folded = _folds(entry)
+    if folds:
+        meta["folds"] = folds
+    return [_heading(entry), ENTRY_MARK + _meta(meta) + END, *body, *folded, ""]
 
 
 def write_session(session: dict[str, Any]) -> Iterator[str]:
@@ -102,10 +174,15 @@ def write_session(session: dict[str, Any]) -> Iterator[str]:
 
 def write(sessions: Iterable[dict[str, Any]]) -> Iterator[str]:
     """The Markdown document of ``sessions``, one line at a time (no trailing newlines)."""
+    k = -1
     for k, s in enumerate(sessions):
         if k:
             yield ""
         yield from write_session(s)
+    if k < 0:  # nothing to export: a document that says so, and imports back as nothing
+        yield "# chatkeep export"
+        yield EMPTY_MARK + _meta({"sessions": 0}) + END
+        yield "_This export holds no conversations: the profile was empty._"
 
 
 # -- reading -----------------------------------------------------------------------------------
@@ -123,6 +200,7 @@ def _entry(
     meta: dict[str, Any], lines: list[str], k: int, where: str
 ) -> tuple[dict[str, Any], int]:
     layout = meta.pop("layout", None)
+    folds = meta.pop("folds", [])
     if not isinstance(layout, list) or not layout:
         raise ValueError(f"{where}: entry without a layout")
     if not all(isinstance(p, list) and len(p) == 2 and isinstance(p[0], str) for p in layout):
@@ -137,7 +215,8 @@ def _entry(
         return out
 
     if layout[0][0] == "str":
-        return {**meta, "content": take(layout[0][1])}, k
+        entry: dict[str, Any] = {**meta, "content": take(layout[0][1])}
+        return _read_folds(entry, folds, lines, k, where)
     parts: list[dict[str, Any]] = []
     for kind, arg in layout:
         if kind == "image":
@@ -150,7 +229,33 @@ def _entry(
             parts.append({"type": "image_url", "image_url": url if arg else {"url": url}})
         else:
             parts.append({"type": kind, "text": take(arg)})
-    return {**meta, "content": parts}, k
+    return _read_folds({**meta, "content": parts}, folds, lines, k, where)
+
+
+def _read_folds(
+    entry: dict[str, Any], folds: Any, lines: list[str], k: int, where: str
+) -> tuple[dict[str, Any], int]:
+    """The folded sections after an entry's text, back into its fields."""
+    if not isinstance(folds, list):
+        raise ValueError(f"{where}: an entry's folds are not a list")
+    for fold in folds:
+        if not (isinstance(fold, list) and len(fold) >= 2 and isinstance(fold[1], int)):
+            raise ValueError(f"{where}: a fold is not [kind, lines, …]")
+        kind, n = fold[0], fold[1]
+        if n < 1 or k + n + 5 > len(lines) or not lines[k].startswith("<details>"):
+            raise ValueError(f"{where}: a folded section is shorter than its layout says")
+        text = "\n".join(lines[k + 3 : k + 3 + n])
+        k += n + 5
+        if kind == "reasoning":
+            entry["reasoning"] = text
+        elif kind in ("call", "result") and len(fold) == 3 and isinstance(fold[2], dict):
+            key, text_key = (
+                ("toolCalls", "arguments") if kind == "call" else ("toolResult", "content")
+            )
+            entry.setdefault(key, []).append({**fold[2], text_key: text})
+        else:
+            raise ValueError(f"{where}: unknown fold {kind!r}")
+    return entry, k
 
 
 def parse(text: str) -> list[Conversation]:
@@ -195,6 +300,8 @@ def read(inp: Input) -> Iterator[Conversation]:
         except (UnicodeDecodeError, ValueError, TypeError, IndexError, KeyError) as exc:
             raise bad_file(inp.path, f"not a chatkeep Markdown export ({exc})") from None
     if not convs:
+        if is_empty(inp.head):
+            return
         raise bad_file(inp.path, "no chatkeep session blocks in this Markdown file")
     for c in convs:
         if c.entries:
@@ -202,4 +309,9 @@ def read(inp: Input) -> Iterator[Conversation]:
 
 
 def looks_like(head: bytes) -> bool:
-    return SESSION_MARK.encode() in head
+    return SESSION_MARK.encode() in head or is_empty(head)
+
+
+def is_empty(head: bytes) -> bool:
+    """chatkeep's Markdown export of a profile that held nothing."""
+    return EMPTY_MARK.encode() in head and SESSION_MARK.encode() not in head
