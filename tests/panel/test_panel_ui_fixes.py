@@ -97,3 +97,62 @@ def test_hints_name_the_panels_actions_not_terminal_commands(
     notice.wait_for()
     assert "Retry" in notice.inner_text() and "chatkeep " not in notice.inner_text()
     expected_console_errors(page, "status of")
+
+
+def _in_view(page, selector: str) -> bool:
+    """Whether the element is inside the visible part of the conversation's scroll box."""
+    return page.evaluate(
+        """sel => { const n = document.querySelectorAll(sel); const node = n[n.length - 1];
+                    const box = document.getElementById('conversation').getBoundingClientRect();
+                    const r = node.getBoundingClientRect();
+                    return r.bottom > box.top && r.top < box.bottom; }""",
+        selector,
+    )
+
+
+def _long_conversation(store) -> None:
+    for i in range(30):
+        store.history.append(user(f"question {i} " + "words " * 30))
+        store.history.append(assistant(f"answer {i} " + "more words " * 40))
+
+
+def test_a_failed_send_is_shown_where_the_user_is_looking(
+    page, live_server, pstore, provider_server
+):
+    """Scrolled up to read, the user sends; the provider refuses: the view follows to the
+    error and the live region says the send failed."""
+    use_provider(pstore, provider_server)
+    pstore.local.set("maxHistoryEntries", 200)
+    _long_conversation(pstore)
+    provider_server.queue(unauthorized())
+    page.set_viewport_size({"width": 400, "height": 700})
+    open_panel(page, live_server)
+    page.fill("#message", "a question asked while reading above")
+    page.evaluate("() => { document.getElementById('conversation').scrollTop = 0; }")
+    page.press("#message", "Enter")
+    page.wait_for_selector(".bubble-error")
+    page.wait_for_function("() => document.getElementById('turn-status').textContent !== ''")
+    assert "failed" in page.locator("#turn-status").text_content()
+    assert _in_view(page, ".bubble-error")
+    assert page.locator("#jump-latest").is_hidden()
+    expected_console_errors(page, "status of")
+
+
+def test_a_stop_is_shown_where_the_user_is_looking(page, live_server, pstore, provider_server):
+    """Stopped after scrolling up during a slow reply: the stopped reply is in view, and the
+    live region says it was stopped."""
+    use_provider(pstore, provider_server)
+    pstore.local.set("maxHistoryEntries", 200)
+    _long_conversation(pstore)
+    words = [f"word{i} " for i in range(200)]
+    provider_server.queue(Text("".join(words), chunks=words, delay=0.05))
+    open_panel(page, live_server)
+    page.fill("#message", "talk for a while")
+    page.press("#message", "Enter")
+    page.wait_for_selector(".bubble.assistant.streaming .md:not(.pending)")
+    page.evaluate("() => { document.getElementById('conversation').scrollTop = 0; }")
+    page.click("#stop")
+    page.wait_for_selector(".bubble.assistant .meta:has-text('stopped')")
+    page.wait_for_function("() => document.getElementById('turn-status').textContent !== ''")
+    assert "stopped" in page.locator("#turn-status").text_content()
+    assert _in_view(page, ".bubble.assistant")

@@ -376,6 +376,8 @@ export async function streamTurn(path, body, { echo = null, from = null, keep = 
   state.controller = new AbortController();
   const result = { ok: false, refused: false, error: null };
   let partial = false;
+  let rescued = false;
+  announce("");
   try {
     const res = await fetch(path, {
       method: "POST",
@@ -408,8 +410,10 @@ export async function streamTurn(path, body, { echo = null, from = null, keep = 
           md.innerHTML = data.html; // server-sanitized Markdown
           partial = data.chars > 0;
           if (stick) scrollToEnd();
-        } else if (event === "notice") notice(data.message);
-        else if (event === "done") {
+        } else if (event === "notice") {
+          notice(data.message);
+          if (/trimmed/.test(data.message)) rescued = true;
+        } else if (event === "done") {
           result.ok = true;
           result.interrupted = Boolean(data.interrupted);
           showStats(data);
@@ -457,6 +461,18 @@ export async function streamTurn(path, body, { echo = null, from = null, keep = 
       redrawLast();
     }
   }
+  // An error, a stop, a cut-short reply or a rescue is shown where the user is looking: the view
+  // follows it even if they had scrolled up, and the live region says what happened.
+  const stoppedByUser = result.ok && result.interrupted && state.stopping;
+  const outcome = result.error
+    ? `The send failed: ${result.error.message || result.error}`
+    : stoppedByUser
+      ? "The reply was stopped; what arrived is kept."
+      : result.ok && result.interrupted
+        ? "The reply was cut off; what arrived is kept. Retry asks for a full one."
+        : rescued
+          ? "An attachment was trimmed to fit the model's context, and the question was sent again."
+          : "";
   if (result.error && partial && unansweredQuestion()) {
     // The stream dropped mid-reply: keep what arrived on screen, marked as interrupted.
     live.classList.remove("streaming");
@@ -466,9 +482,17 @@ export async function streamTurn(path, body, { echo = null, from = null, keep = 
     const q = messages().querySelector(`[data-index="${unansweredQuestion().index}"]`);
     if (q) q.after(live);
     else messages().append(live);
-    followIfStuck();
   }
+  if (outcome) {
+    scrollToEnd();
+    announce(outcome);
+  } else followIfStuck();
   return result;
+}
+
+function announce(text) {
+  const status = document.getElementById("turn-status");
+  if (status) status.textContent = text;
 }
 
 function redrawLast() {
