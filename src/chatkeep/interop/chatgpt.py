@@ -186,7 +186,7 @@ def _entries(path: list[dict[str, Any]], images: _Images) -> list[dict[str, Any]
     entries: list[dict[str, Any]] = []
     extras = Extras()
     turn_start = 0
-    calls: dict[str, str] = {}  # tool name → id of its latest call
+    calls: dict[str, str] = {"": ""}  # tool name → id of its latest call ("": of any tool)
     for node in path:
         msg = node.get("message")
         if not isinstance(msg, dict) or _hidden(msg):
@@ -204,7 +204,7 @@ def _entries(path: list[dict[str, Any]], images: _Images) -> list[dict[str, Any]
                     entries.append(extras.put_on(entry))
                 continue
             name = str(author.get("name") or "")
-            extras.result(_plain(content), name, calls.get(name, ""), when)
+            extras.result(_plain(content), name, calls.get(name, calls[""]), when)
             continue
         role = clean_role(author.get("role"))
         if role is None:
@@ -217,7 +217,7 @@ def _entries(path: list[dict[str, Any]], images: _Images) -> list[dict[str, Any]
             else:
                 arguments = _plain(content)
             call_id = str(msg.get("id") or "")
-            calls[tool] = call_id
+            calls[tool] = calls[""] = call_id
             extras.call(tool, arguments, call_id, when)
             continue
         if ctype in REASONING_TYPES:
