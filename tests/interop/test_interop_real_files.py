@@ -330,6 +330,15 @@ def test_chatgpt_file_holding_one_conversation_object(tmp_path: Path) -> None:
     assert (report["added"], report["skipped"]) == (1, [])
 
 
+def test_chatgpt_branch_at_current_node_only(tmp_path: Path) -> None:
+    """The real 2024 export with forks: the branch ending at current_node, nothing else."""
+    _import(tmp_path / "s.db", REAL / "chatgpt" / "librechat-chatgpt-tree.json")
+    [session] = saved(tmp_path / "s.db")
+    said = [_text(e) for e in session["history"]]
+    assert said[::2] == ["hi there", "hi again", "tell me a joke"]
+    assert "so cool bro" not in said and "tell me a story" not in said
+
+
 def test_chatgpt_entry_without_mapping_is_skipped_the_others_import(tmp_path: Path) -> None:
     """The 'Corrupted entry' of LibreChat's modern ChatGPT sample: reported with its reason,
     the two good conversations imported, in the report the user reads and in --json."""
