@@ -438,6 +438,29 @@ def test_claude_voice_note_thinking_and_tools(tmp_path: Path) -> None:
     assert h[3]["content"].startswith("Here's the Fibonacci sequence")
 
 
+def test_claude_branch_ends_at_the_current_leaf(tmp_path: Path) -> None:
+    """Derived here from polylogue's Claude sample: messages linked by parent_message_uuid,
+    a retried last answer added after the first, current_leaf_message_uuid on the first: the
+    first branch is kept; without the leaf, the last message's branch."""
+    doc = json.loads((REAL / "claude" / "polylogue-simple.json").read_text())
+    msgs = doc["chat_messages"]
+    for before, msg in zip(msgs, msgs[1:], strict=False):
+        msg["parent_message_uuid"] = before["uuid"]
+    retry = {**copy.deepcopy(msgs[3]), "uuid": "msg-retry", "text": "A retried answer."}
+    msgs.append(retry)
+    doc["current_leaf_message_uuid"] = msgs[3]["uuid"]
+    path = tmp_path / "branched.json"
+    path.write_text(json.dumps(doc))
+    _import(tmp_path / "a.db", path)
+    [kept] = saved(tmp_path / "a.db")
+    assert [_text(e) for e in kept["history"]] == [m["text"] for m in msgs[:4]]
+    del doc["current_leaf_message_uuid"]
+    path.write_text(json.dumps(doc))
+    _import(tmp_path / "b.db", path)
+    [last] = saved(tmp_path / "b.db")
+    assert [_text(e) for e in last["history"]] == [m["text"] for m in [*msgs[:3], retry]]
+
+
 def test_openwebui_details_blocks_become_reasoning_and_tool_calls(tmp_path: Path) -> None:
     """With output[] removed (derived here from LibreChat's Open WebUI sample: the smallest
     edit that leaves only the <details> blocks), the blocks are read: no raw HTML stays in the

@@ -4,7 +4,8 @@ A file holds a list of conversations, or one conversation object ``{uuid, name, 
 chat_messages: [...]}``; a message is ``{uuid, sender: "human"|"assistant", text, content:
 [blocks], created_at, attachments: [{file_name, file_type, extracted_content}], files:
 [{file_name}], parent_message_uuid?}``. When messages carry ``parent_message_uuid`` the branch
-ending at the last message is kept (walked back to the root); otherwise the list is taken in
+ending at ``current_leaf_message_uuid`` (when the file has it, as the conversation API does)
+or else at the last message is kept (walked back to the root); otherwise the list is taken in
 order.
 
 The ``content`` blocks are read in order (SPEC §14): ``text`` blocks are the message's text; a
@@ -42,13 +43,16 @@ from .model import (
 from .source import Input, read_conversations
 
 
-def _branch(messages: list[Any]) -> list[dict[str, Any]]:
+def _branch(messages: list[Any], leaf: Any = None) -> list[dict[str, Any]]:
+    """The messages shown: the branch ending at ``leaf`` (``current_leaf_message_uuid``,
+    written by the conversation API that browser exporters save) or at the last message."""
     msgs = [m for m in messages if isinstance(m, dict)]
     if not any(m.get("parent_message_uuid") for m in msgs):
         return msgs
-    by_id = {m.get("uuid"): m for m in msgs if m.get("uuid")}
+    by_id = {m.get("uuid"): m for m in msgs if isinstance(m.get("uuid"), str)}
+    end = by_id.get(leaf) if isinstance(leaf, str) else None
     return walk_up(
-        msgs[-1] if msgs else None,
+        end or (msgs[-1] if msgs else None),
         lambda node: by_id.get(node.get("parent_message_uuid")),
         lambda node: node.get("uuid"),
     )
@@ -102,7 +106,7 @@ def conversation(item: Any) -> Conversation | None:
     if not isinstance(item, dict) or not isinstance(item.get("chat_messages"), list):
         return None
     entries: list[dict[str, Any]] = []
-    for msg in _branch(item["chat_messages"]):
+    for msg in _branch(item["chat_messages"], item.get("current_leaf_message_uuid")):
         role = clean_role(msg.get("sender"))
         if role is None:
             continue
