@@ -361,6 +361,17 @@ def test_chatgpt_entry_without_mapping_is_skipped_the_others_import(tmp_path: Pa
     assert {s["name"] for s in saved(db)} == {"Deploying the staging cluster", "Weeknight pasta"}
 
 
+def test_chatgpt_file_opening_with_the_entry_without_mapping(tmp_path: Path) -> None:
+    """The LibreChat sample reordered here so the 'Corrupted entry' comes first: the format is
+    still told (ChatGPT's conversation_id and create_time) and the two others import."""
+    doc = json.loads((REAL / "chatgpt" / "librechat-modern-export.json").read_text())
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([doc[1], doc[0], doc[2]]))
+    report = _import(tmp_path / "s.db", path)
+    assert (report["source"], report["added"]) == ("chatgpt", 2)
+    assert [s["where"] for s in report["skipped"]] == ["conversation 1"]
+
+
 def test_chatgpt_current_node_missing_walks_from_the_newest_leaf(tmp_path: Path) -> None:
     """derived-current-node-missing.json imports its text; and (derived here from the
     LibreChat sample by adding an older second answer last in the mapping and pointing
