@@ -71,7 +71,8 @@ def _images(msg: dict[str, Any]) -> tuple[list[str], list[str]]:
     return urls, notes
 
 
-_DETAILS = re.compile(r"<details\b([^>]*)>(.*?)</details>\s*", re.S | re.I)
+_OPEN = re.compile(r"<details\b([^>]*)>", re.I)
+_CLOSE = "</details>"
 _ATTR = re.compile(r'([\w-]+)\s*=\s*"([^"]*)"')
 _SUMMARY = re.compile(r"\A\s*<summary>.*?</summary>", re.S | re.I)
 
@@ -82,27 +83,43 @@ def _unquote(body: str) -> str:
     return "\n".join(line[2:] if line.startswith("> ") else line.lstrip(">") for line in lines)
 
 
+def _block(attrs: dict[str, str], body: str, extras: Extras) -> bool:
+    """Read one ``<details>`` block into ``extras``; ``False`` for a kind not read here."""
+    body = _SUMMARY.sub("", body, count=1).strip()
+    kind = attrs.get("type", "")
+    if kind == "reasoning":
+        extras.think(_unquote(body))
+    elif kind == "tool_calls":
+        name, call_id = attrs.get("name", ""), attrs.get("id", "")
+        if name or "arguments" in attrs:
+            extras.call(name, attrs.get("arguments", ""), call_id)
+        result = attrs["result"] if "result" in attrs else html.unescape(body)
+        if result:
+            extras.result(result, name, call_id)
+    else:
+        return False
+    return True
+
+
 def _from_details(content: str, extras: Extras) -> str:
-    """``content`` without its ``<details>`` blocks; reasoning and tool calls to ``extras``."""
-
-    def take(match: re.Match[str]) -> str:
-        attrs = {k.lower(): html.unescape(v) for k, v in _ATTR.findall(match.group(1))}
-        body = _SUMMARY.sub("", match.group(2), count=1).strip()
-        kind = attrs.get("type", "")
-        if kind == "reasoning":
-            extras.think(_unquote(body))
-        elif kind == "tool_calls":
-            name, call_id = attrs.get("name", ""), attrs.get("id", "")
-            if name or "arguments" in attrs:
-                extras.call(name, attrs.get("arguments", ""), call_id)
-            result = attrs["result"] if "result" in attrs else html.unescape(body)
-            if result:
-                extras.result(result, name, call_id)
+    """``content`` without its reasoning and tool-call ``<details>`` blocks, read into
+    ``extras`` (other blocks stay: they are the answer's own HTML). One pass over the text."""
+    kept: list[str] = []
+    at = 0
+    while (found := _OPEN.search(content, at)) is not None:
+        end = content.find(_CLOSE, found.end())
+        if end < 0:
+            break
+        attrs = {k.lower(): html.unescape(v) for k, v in _ATTR.findall(found.group(1))}
+        stop = end + len(_CLOSE)
+        if _block(attrs, content[found.end() : end], extras):
+            kept.append(content[at : found.start()])
+            at = len(content) - len(content[stop:].lstrip())
         else:
-            return match.group(0)  # another kind of block: the user's own HTML, kept
-        return ""
-
-    return _DETAILS.sub(take, content).strip()
+            kept.append(content[at:stop])
+            at = stop
+    kept.append(content[at:])
+    return "".join(kept).strip()
 
 
 def _texts(items: Any) -> str:
