@@ -585,7 +585,8 @@ def _messages(db: Path) -> dict[str, list[tuple[str, str]]]:
 def test_imported_profile_round_trips_through_the_exports(
     tmp_path: Path, producer: str, path: Path, fmt: str
 ) -> None:
-    """The same messages, in the same order, after export and import back."""
+    """The same messages, in the same order, after export and import back (json and md: the
+    same sessions, every field; jsonl and sharegpt hold role and text only)."""
     db = tmp_path / "first.db"
     _import(db, path)
     out = tmp_path / f"export.{fmt}"
@@ -594,7 +595,7 @@ def test_imported_profile_round_trips_through_the_exports(
     report = json.loads(run(back, "import", str(out), "--json").stdout)
     # the json export is the whole profile: it becomes the profile; the others add sessions
     assert report["sessions" if fmt == "json" else "added"] == len(saved(db))
-    if fmt == "json":
+    if fmt in ("json", "md"):  # both hold every field: reasoning, tools, times, attachments
         with chatkeep.open(str(db)) as a, chatkeep.open(str(back)) as b:
             for row in a.sessions.list():
                 assert b.sessions.get(row["id"]) == a.sessions.get(row["id"])
