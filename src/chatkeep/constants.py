@@ -62,6 +62,9 @@ MAX_PDF_PAGES_KEY = "maxPdfPages"
 DEFAULT_SUMMARIZE_THRESHOLD = 100_000
 TEXT_DIGEST_CAP = 100_000
 SESSION_NAME_MAX = 80
+#: An imported conversation's title is kept whole (SPEC §14); this bounds only a hostile file's
+#: (no real export's title comes near it). The drawer may shorten a name for display.
+IMPORTED_NAME_MAX = 1000
 AUTO_NAME_MAX = 48
 #: Rows per page of the drawer (``store.sessions.list(q, limit=DRAWER_PAGE, offset=…)``).
 DRAWER_PAGE = 50

@@ -34,8 +34,8 @@ def test_elements_that_are_not_conversations_are_skipped_and_reported(tmp_path: 
         {"where": f"conversation {len(good) + 2}", "reason": "it is not a ChatGPT conversation"},
     ]
     again = run(tmp_path / "t.db", "import", str(path)).stdout
-    assert f"{len(good)} new saved sessions, 2 skipped" in again
-    assert "skipped conversation 2: it is not a ChatGPT conversation" in again
+    assert f"{len(good)} new saved sessions; skipped 2:" in again
+    assert "\n  conversation 2 — it is not a ChatGPT conversation\n" in again
 
 
 def _line(text: str) -> str:

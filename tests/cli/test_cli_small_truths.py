@@ -107,7 +107,7 @@ def test_import_and_load_counts_are_singular_for_one(tmp_path: Path) -> None:
     src = tmp_path / "one.jsonl"
     src.write_text('{"messages": [{"role": "user", "content": "only one"}]}\n', encoding="utf-8")
     out = run(db, "import", str(src)).stdout
-    assert "imported 1 conversation from jsonl: 1 new saved session" in out
+    assert "imported 1 conversation from jsonl (1 message, 0 images): 1 new saved session" in out
     assert "conversations" not in out and "sessions" not in out
     sid = json.loads(run(db, "sessions", "list", "--json").stdout)[0]["id"]
     loaded = run(db, "sessions", "load", sid).stdout

@@ -40,10 +40,20 @@ def test_chatgpt_json_active_branch_only(db: Path) -> None:
 
 
 def test_chatgpt_hidden_system_context_and_tool_nodes_skipped(db: Path) -> None:
-    """ChatGPT: hidden system, user_editable_context, thoughts and tool turns are left out."""
+    """ChatGPT: hidden system and user_editable_context nodes are left out; thoughts and tool
+    turns are kept on the answer of their turn (reasoning, toolCalls, toolResult), never in
+    its text."""
     _import(db, FIXTURES / "chatgpt_conversations.json")
-    text = all_text(by_name(db)["Trip to Lisbon"])
+    lisbon = by_name(db)["Trip to Lisbon"]
+    text = all_text(lisbon)
     assert "HIDDEN" not in text
+    assert "HIDDEN-PROFILE" not in json.dumps(lisbon)
+    answer = lisbon["history"][3]
+    assert answer["reasoning"] == "x\nHIDDEN-THOUGHTS"
+    assert answer["toolCalls"] == [
+        {"name": "python", "arguments": "HIDDEN-TOOL-CALL print(1)", "id": "call"}
+    ]
+    assert answer["toolResult"] == [{"content": "HIDDEN-TOOL-OUTPUT 1", "id": "call"}]
     # the image's file is not in a bare conversations.json: it is named, not lost silently
     assert "[image not in the export: file-service://file-Img123]" in text
 

@@ -35,7 +35,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..entries import validate_entries
+from ..entries import is_attachment, is_image_part, validate_entries
 from ..errors import InvalidEntry, InvalidValue
 from ..storage.stream import HEAD as STREAM_HEAD
 from ..storage.transfer import browsa_problem
@@ -182,21 +182,28 @@ def _session_doc(doc: dict[str, Any]) -> Conversation:
     )
 
 
+def _images_in(entry: dict[str, Any]) -> int:
+    content = entry.get("content")
+    return sum(1 for p in content if is_image_part(p)) if isinstance(content, list) else 0
+
+
 def save_conversations(
     profile: Profile, convs: Iterator[Conversation | Skipped], source: str
 ) -> dict[str, Any]:
-    """Add each readable conversation as a saved session (one transaction); the import report.
+    """Add each readable conversation as a saved session (one transaction); the import report
+    (with ``messages`` and ``images``: how many the readable conversations hold, attachment
+    entries not counted as messages).
 
     A conversation the reader could not read (a :class:`Skipped`) or whose entries are not
     valid is left out and reported in ``skipped`` (``{where, reason, title?}``); the rest
     import. When no conversation of the file could be read, nothing is written and
     ``InvalidValue`` says why."""
-    seen = readable = 0
+    seen = readable = messages = pictures = 0
     skipped: list[dict[str, str]] = []
     equal: dict[str, int] = {}  # content id → conversations of that content so far
 
     def rows() -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
-        nonlocal seen, readable
+        nonlocal seen, readable, messages, pictures
         for conv in convs:
             seen += 1
             if isinstance(conv, Skipped):
@@ -210,6 +217,8 @@ def save_conversations(
                 skipped.append(Skipped(f"conversation {seen}", why, title).report())
                 continue
             readable += 1
+            messages += sum(1 for e in conv.entries if not is_attachment(e))
+            pictures += sum(_images_in(e) for e in conv.entries)
             ordinal = 0
             if conv.keyed_by_content:  # equal text, no source id: told apart by their order
                 base = conv.session_id()
@@ -233,6 +242,8 @@ def save_conversations(
         "already": readable - len(added),
         "skipped": skipped,
         "sessions": [r["id"] for r in added],
+        "messages": messages,
+        "images": pictures,
     }
 
 

@@ -6,14 +6,30 @@
 branch that is shown is kept: for a flat list, the last message walked back through
 ``parentMessageId``; for a tree, the last child at every level. A JSON array of such objects
 is read as several conversations.
+
+A message's text is its ``text``, else the ``text`` parts of its ``content`` (agents' replies);
+``think`` parts become the entry's ``reasoning`` and ``tool_call`` parts its ``toolCalls``
+(``name``, ``args``, ``id``) and ``toolResult`` (their ``output``) (SPEC §14). Each entry
+carries its message's ``createdAt``.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from typing import Any
 
-from .model import Conversation, Skipped, as_list, text_entry, to_ms, walk_up
+from .model import (
+    Conversation,
+    Extras,
+    Skipped,
+    as_dict,
+    as_list,
+    text_entry,
+    timed,
+    to_ms,
+    walk_up,
+)
 from .source import Input, read_conversations
 
 
@@ -49,15 +65,28 @@ def _branch(item: dict[str, Any]) -> list[dict[str, Any]]:
     return _flat(msgs)
 
 
-def _text(msg: dict[str, Any]) -> str:
+def _text(msg: dict[str, Any], extras: Extras) -> str:
+    texts: list[str] = []
+    for part in as_list(msg.get("content")):
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind == "think" and isinstance(part.get("think"), str):
+            extras.think(part["think"])
+        elif kind == "tool_call" and isinstance(part.get("tool_call"), dict):
+            call = part["tool_call"]
+            args = call.get("args")
+            name, call_id = str(call.get("name") or ""), str(call.get("id") or "")
+            extras.call(name, args if isinstance(args, str) else json.dumps(args), call_id)
+            if isinstance(call.get("output"), str):
+                extras.result(call["output"], name, call_id)
+        elif isinstance(part.get("text"), str):
+            texts.append(part["text"])
+        elif isinstance(as_dict(part.get("text")).get("value"), str):
+            texts.append(part["text"]["value"])
     if isinstance(msg.get("text"), str) and msg["text"]:
         return msg["text"]
-    content = msg.get("content")
-    if isinstance(content, list):
-        return "\n".join(
-            p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)
-        )
-    return ""
+    return "\n".join(texts)
 
 
 def conversation(item: Any) -> Conversation | None:
@@ -68,14 +97,18 @@ def conversation(item: Any) -> Conversation | None:
         user = msg.get("isCreatedByUser")
         if user is None:
             user = str(msg.get("sender", "")).lower() in ("user", "human")
-        text = _text(msg)
-        if not text.strip():
+        extras = Extras()
+        text = _text(msg, extras)
+        if not text.strip() and not extras:
             continue
         extra: dict[str, Any] = {}
         model = msg.get("model")
         if not user and isinstance(model, str) and model:
             extra["provider"] = {"name": str(msg.get("endpoint") or "librechat"), "model": model}
-        entries.append(text_entry("user" if user else "assistant", text, **extra))
+        entry = timed(
+            text_entry("user" if user else "assistant", text, **extra), to_ms(msg.get("createdAt"))
+        )
+        entries.append(extras.put_on(entry))
     first = _branch(item)[:1]
     when = item.get("createdAt") or (first[0].get("createdAt") if first else None)
     return Conversation(

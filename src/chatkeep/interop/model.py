@@ -92,12 +92,84 @@ class Skipped:
 
 
 def title_of(item: Any) -> str:
-    """The title a raw conversation object carries, if any (for reporting a skipped one)."""
+    """The title a raw conversation object carries, if any (for reporting a skipped one),
+    whole."""
     if isinstance(item, dict):
         for key in ("title", "name"):
             if isinstance(item.get(key), str):
-                return " ".join(item[key].split())[:AUTO_NAME_MAX]
+                return " ".join(item[key].split())
     return ""
+
+
+@dataclass
+class Extras:
+    """What a reply carries besides its text (SPEC §14): reasoning, tool calls and the tool
+    results that answer them, met while reading a turn and put on the assistant entry of that
+    turn (``reasoning``; ``toolCalls`` in call order; ``toolResult`` in result order)."""
+
+    reasoning: list[str] = field(default_factory=list)
+    calls: list[dict[str, str]] = field(default_factory=list)
+    results: list[dict[str, str]] = field(default_factory=list)
+    created_ms: int | None = None  # the time of the first of them
+
+    def __bool__(self) -> bool:
+        return bool(self.reasoning or self.calls or self.results)
+
+    def think(self, text: str, when: int | None = None) -> None:
+        if text.strip():
+            self.reasoning.append(text.strip("\n"))
+            self._seen(when)
+
+    def call(self, name: str, arguments: str, call_id: str = "", when: int | None = None) -> None:
+        self.calls.append(_with_id({"name": name, "arguments": arguments}, call_id))
+        self._seen(when)
+
+    def result(
+        self, content: str, name: str = "", call_id: str = "", when: int | None = None
+    ) -> None:
+        record = {"content": content, **({"name": name} if name else {})}
+        self.results.append(_with_id(record, call_id))
+        self._seen(when)
+
+    def _seen(self, when: int | None) -> None:
+        if self.created_ms is None:
+            self.created_ms = when
+
+    def put_on(self, entry: Entry) -> Entry:
+        """Add these to ``entry`` (after what it already carries) and forget them."""
+        if self.reasoning:
+            entry["reasoning"] = "\n\n".join(
+                filter(None, [entry.get("reasoning"), *self.reasoning])
+            )
+        if self.calls:
+            entry["toolCalls"] = [*entry.get("toolCalls", []), *self.calls]
+        if self.results:
+            entry["toolResult"] = [*entry.get("toolResult", []), *self.results]
+        self.reasoning, self.calls, self.results, self.created_ms = [], [], [], None
+        return entry
+
+    def close_turn(self, entries: list[Entry], turn_start: int) -> None:
+        """At the end of a turn: what is left goes on the turn's last assistant entry, or on a
+        new assistant entry with no text when the turn has none (it ended on a tool call)."""
+        if not self:
+            return
+        for entry in reversed(entries[turn_start:]):
+            if entry.get("role") == "assistant" and not is_attachment(entry):
+                self.put_on(entry)
+                return
+        when = self.created_ms
+        entries.append(self.put_on(timed(text_entry("assistant", ""), when)))
+
+
+def _with_id(record: dict[str, str], record_id: str) -> dict[str, str]:
+    return {**record, "id": record_id} if record_id else record
+
+
+def timed(entry: Entry, when: int | None) -> Entry:
+    """``entry`` with ``createdAt`` (epoch ms) when the source gave the message a time."""
+    if when is not None and 0 <= when < 2**53:
+        entry["createdAt"] = when
+    return entry
 
 
 def as_dict(value: Any) -> dict[str, Any]:

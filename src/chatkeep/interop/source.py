@@ -336,7 +336,8 @@ def read_conversations(
 ) -> Iterator[Any]:
     """Each conversation ``convert`` makes of the items of ``members`` (default: the file's
     one document, or the items of its top-level array). An item it cannot read (it returns
-    ``None`` or fails on a field), or one that holds no message, is yielded as a
+    ``None``, or a :class:`~.model.Skipped` saying why, or fails on a field), or one that holds
+    no message, is yielded as a
     :class:`~.model.Skipped` with the reason; the file itself failing to parse is an error."""
     from .model import Skipped, title_of
 
@@ -352,6 +353,8 @@ def read_conversations(
                 continue
             if conv is None:
                 yield Skipped(where, f"it is not a {label} conversation", title_of(item))
+            elif isinstance(conv, Skipped):  # the reader knows why it cannot read this one
+                yield Skipped(where, conv.reason, conv.title or title_of(item))
             elif not conv.entries:
                 yield Skipped(where, "it holds no message", conv.title)
             else:

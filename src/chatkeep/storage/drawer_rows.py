@@ -55,14 +55,15 @@ def clean_index(value: Any) -> RowList:
     return [r for r in value if isinstance(r, dict) and isinstance(r.get("id"), str) and r["id"]]
 
 
-def check_name(name: Any) -> str:
+def check_name(name: Any, limit: int = SESSION_NAME_MAX) -> str:
+    """A session name given by the user (its first ``limit`` characters)."""
     if isinstance(name, str):
         check_text(name, "the session name")
     if not isinstance(name, str) or not name.strip():
         raise InvalidValue(
             "a session name must be a non-empty string", hint="pass a name with some text"
         )
-    return name[:SESSION_NAME_MAX]
+    return name[:limit]
 
 
 def with_evicted(row: Row, evicted: int) -> Row:

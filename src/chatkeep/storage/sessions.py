@@ -24,7 +24,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from ..constants import ACTIVE_SESSION_KEY, SESSION_BODY_PREFIX, SESSIONS_INDEX_KEY
+from ..constants import (
+    ACTIVE_SESSION_KEY,
+    IMPORTED_NAME_MAX,
+    SESSION_BODY_PREFIX,
+    SESSIONS_INDEX_KEY,
+)
 from ..entries import validate_entries, validate_entry
 from ..errors import InvalidValue, NotFound
 from ..limits import check_count, check_text
@@ -234,7 +239,8 @@ class Sessions(Switching):
             return self._save_in(tx, name, body, len(live))
 
     def add_many(self, sessions: Iterable[tuple[Row, Entries]]) -> RowList:
-        """Add saved sessions with given ``id``, ``name`` and ``createdAt`` (an import).
+        """Add saved sessions with given ``id``, ``name`` and ``createdAt`` (an import; the
+        name is kept whole, up to :data:`~chatkeep.constants.IMPORTED_NAME_MAX` characters).
 
         One write transaction for the whole batch: each body is validated and written as it
         comes (a long iterable is never held in memory); index rows and digests are appended
@@ -257,7 +263,7 @@ class Sessions(Switching):
                 name = row.get("name")
                 new = {
                     "id": sid,
-                    "name": check_name(name)
+                    "name": check_name(name, IMPORTED_NAME_MAX)  # a title is kept whole
                     if isinstance(name, str) and name.strip()
                     else auto_name(body),
                     "createdAt": ms_or_now(created),
