@@ -25,7 +25,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-TOOL_PROMPT = json.dumps({"prompt": "Which llm version is this?", "tool_calls": [{"name": "llm_version"}]})
+TOOL_PROMPT = json.dumps(
+    {"prompt": "Which llm version is this?", "tool_calls": [{"name": "llm_version"}]}
+)
 
 
 def _version(llm: str) -> tuple[int, ...]:
@@ -52,13 +54,31 @@ def make_logs(llm: str, folder: Path, pngs: tuple[bytes, bytes], model: str = "e
         subprocess.run([llm, "logs", "on"], env=env, capture_output=True, timeout=60)
         sqlite3.connect(folder / "logs.db").close()
     run("-m", model, "Hello there")
-    run("-m", model, "-s", "You are terse. Answer in one line.", "First question: why is the sky blue?")
+    run(
+        "-m",
+        model,
+        "-s",
+        "You are terse. Answer in one line.",
+        "First question: why is the sky blue?",
+    )
     run("-c", "Second question — and the sea? 🌊")
     if version >= (0, 17):  # attachments
         picture = folder / "red-square.png"
         picture.write_bytes(pngs[0])
         run("-m", model, "Describe this picture", "-a", str(picture))
         run("-c", "And this one, from standard input", "-a", "-", stdin=pngs[1])
+    if version >= (0, 24):  # fragments: a prompt's and a system prompt's text from files
+        (folder / "notes.txt").write_text("Notes: the tide comes in twice a day.")
+        (folder / "rules.txt").write_text("Rules: answer in French.")
+        run(
+            "-m",
+            model,
+            "-f",
+            str(folder / "notes.txt"),
+            "--sf",
+            str(folder / "rules.txt"),
+            "Summarise the notes",
+        )
     if version >= (0, 26) and model == "echo":  # tools
         run("-m", model, "-T", "llm_version", TOOL_PROMPT)
     if version >= (0, 36) and model == "echo":  # llm-echo 0.5 emits reasoning on request
@@ -79,118 +99,207 @@ def pictures() -> tuple[bytes, bytes]:
 
 
 # -- the test's own reading ------------------------------------------------------------------
+#
+# Written from llm's migrations (llm/migrations.py of each release) and chatkeep's documented
+# conventions (docs/import-export.md, "llm"): a system prompt is a user entry starting with
+# "[System prompt]" (again only where it changes); tool results go on the assistant entry
+# that made the calls; an image whose bytes are gone is named in the text.
+
+SYSTEM_MARK = "[System prompt]"
 
 
 def _tables(conn: sqlite3.Connection) -> set[str]:
     return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
-def _image(conn: sqlite3.Connection, att_id: str) -> str | None:
-    """The image bytes of an attachment as base64 (``None``: not an image with bytes here)."""
-    mime, path, content = conn.execute(
-        "SELECT type, path, content FROM attachments WHERE id = ?", (att_id,)
+def _attachment(conn: sqlite3.Connection, att_id: str) -> tuple[str | None, str | None]:
+    """``(base64 image bytes, None)`` or ``(None, the note naming it)``."""
+    mime, path, url, content = conn.execute(
+        "SELECT type, path, url, content FROM attachments WHERE id = ?", (att_id,)
     ).fetchone()
     data = content
     if data is None and path and os.path.isfile(path):
         data = Path(path).read_bytes()
-    if data is None or not str(mime or "").startswith("image/"):
-        return None
-    return base64.b64encode(data).decode()
+    if data is not None and str(mime or "").startswith("image/"):
+        return base64.b64encode(data).decode(), None
+    return None, f"[attachment not in the export: {path or url or att_id} ({mime})]"
+
+
+class _Conv:
+    def __init__(self, cid: str, name: str | None) -> None:
+        self.id, self.name = cid, name
+        self.entries: list[dict[str, Any]] = []
+        self.system: str | None = None
+
+    def system_prompt(self, text: str) -> None:
+        if text.strip() and text != self.system:
+            self.entries.append(_entry("user", [f"{SYSTEM_MARK}\n{text}"]))
+        self.system = text
+
+    def add(self, entry: dict[str, Any]) -> None:
+        if entry["text"].strip() or entry["images"] or entry["tools"] or entry["reasoning"]:
+            self.entries.append(entry)
+
+    def results(self, outputs: list[str]) -> None:
+        if not outputs:
+            return
+        if (
+            not self.entries
+            or self.entries[-1]["role"] != "assistant"
+            or self.entries[-1]["results"]
+        ):
+            self.entries.append(_entry("assistant", []))
+        self.entries[-1]["results"] = outputs
+
+
+def _entry(
+    role: str, texts: list[str], images: list[str] | None = None, **more: Any
+) -> dict[str, Any]:
+    return {
+        "role": role,
+        "text": "\n".join(t for t in texts if t),
+        "images": images or [],
+        "tools": more.get("tools", []),
+        "results": more.get("results", []),
+        "reasoning": "\n\n".join(r for r in more.get("reasoning", []) if r.strip()),
+    }
+
+
+def _fragment(conn: sqlite3.Connection, fid: int) -> str:
+    (content,) = conn.execute("SELECT content FROM fragments WHERE id = ?", (fid,)).fetchone()
+    return content
+
+
+def _text(conn: sqlite3.Connection, text: str | None, body: dict[str, Any]) -> str:
+    if text is not None:
+        return text
+    return "".join(
+        p["literal"] if "literal" in p else _fragment(conn, p["fragment"])
+        for p in body.get("text_ref", [])
+    )
+
+
+def _thread(conn: sqlite3.Connection, conv: _Conv, tip: str | None) -> None:
+    chain = []
+    while tip:
+        role, parent = conn.execute(
+            "SELECT role, parent_hash FROM messages WHERE hash = ?", (tip,)
+        ).fetchone()
+        chain.append((tip, role))
+        tip = parent
+    for mhash, role in reversed(chain):
+        texts, images, tools, results, reasoning = [], [], [], [], []
+        for pid, ptype, text, payload in conn.execute(
+            "SELECT id, type, text, payload FROM parts WHERE message_hash = ? ORDER BY position",
+            (mhash,),
+        ).fetchall():
+            body = json.loads(payload) if payload else {}
+            if ptype == "text":
+                texts.append(_text(conn, text, body))
+            elif ptype == "reasoning":
+                reasoning.append(_text(conn, text, body))
+            elif ptype == "tool_call":
+                tools.append(body["name"])
+            elif ptype == "tool_result":
+                results.append(body["output"])
+            elif ptype == "attachment":
+                for (aid,) in conn.execute(
+                    'SELECT attachment_id FROM part_attachments WHERE part_id = ? ORDER BY "order"',
+                    (pid,),
+                ).fetchall():
+                    image, note = _attachment(conn, aid)
+                    images += [image] if image else []
+                    texts += [note] if note else []
+        if role == "system":
+            conv.system_prompt("\n".join(texts))
+        elif role == "tool":
+            conv.results(results)
+        else:
+            conv.add(_entry(role, texts, images, tools=tools, reasoning=reasoning))
+
+
+def _response(
+    conn: sqlite3.Connection, conv: _Conv, tables: set[str], row: tuple[Any, ...]
+) -> None:
+    rid, system, prompt, response, reasoning = row
+
+    def linked(table: str, column: str) -> list[Any]:
+        if table not in tables:
+            return []
+        return [
+            r[0]
+            for r in conn.execute(
+                f'SELECT {column} FROM {table} WHERE response_id = ? ORDER BY "order"', (rid,)
+            ).fetchall()
+        ]
+
+    sys_frags = [_fragment(conn, f) for f in linked("system_fragments", "fragment_id")]
+    conv.system_prompt("\n\n".join(b.strip() for b in [*sys_frags, system or ""] if b.strip()))
+    if "tool_results" in tables:
+        conv.results(
+            [
+                r[0]
+                for r in conn.execute(
+                    "SELECT output FROM tool_results WHERE response_id = ? ORDER BY id", (rid,)
+                ).fetchall()
+            ]
+        )
+    frags = [_fragment(conn, f) for f in linked("prompt_fragments", "fragment_id")]
+    texts, images = ["\n".join([*frags, *([prompt] if prompt else [])])], []
+    for aid in linked("prompt_attachments", "attachment_id"):
+        image, note = _attachment(conn, aid)
+        images += [image] if image else []
+        texts += [note] if note else []
+    conv.add(_entry("user", texts, images))
+    tools = []
+    if "tool_calls" in tables:
+        tools = [
+            r[0]
+            for r in conn.execute(
+                "SELECT name FROM tool_calls WHERE response_id = ? ORDER BY id", (rid,)
+            ).fetchall()
+        ]
+    conv.add(_entry("assistant", [response or ""], tools=tools, reasoning=[reasoning or ""]))
 
 
 def expected(path: Path) -> list[dict[str, Any]]:
-    """Each conversation of the database, oldest first: ``{id, name, messages}`` where a
-    message is ``{role, text, images, system?, tools?, results?, reasoning?}``."""
+    """Each conversation of the database: ``{id, name, entries}``, an entry being
+    ``{role, text, images (base64), tools (call names), results (outputs), reasoning}``."""
     conn = sqlite3.connect(path)
     tables = _tables(conn)
     out: list[dict[str, Any]] = []
+    names: dict[str, str] = {}
+    if "conversations" in tables:
+        names = dict(conn.execute("SELECT id, name FROM conversations").fetchall())
     threads: set[str] = set()
     if "threads" in tables:
         for tid, name, tip in conn.execute(
-            "SELECT id, name, tip_message_hash FROM threads ORDER BY datetime_utc, id"
-        ):
+            "SELECT id, name, tip_message_hash FROM threads"
+        ).fetchall():
             threads.add(tid)
-            chain = []
-            node = tip
-            while node:
-                role, parent = conn.execute(
-                    "SELECT role, parent_hash FROM messages WHERE hash = ?", (node,)
-                ).fetchone()
-                chain.append((node, role))
-                node = parent
-            messages = []
-            for mhash, role in reversed(chain):
-                msg: dict[str, Any] = {"role": role, "text": [], "images": [], "tools": [], "results": [], "reasoning": []}
-                for pid, ptype, text, payload in conn.execute(
-                    "SELECT id, type, text, payload FROM parts WHERE message_hash = ?"
-                    " ORDER BY position",
-                    (mhash,),
-                ):
-                    body = json.loads(payload) if payload else {}
-                    if ptype == "text":
-                        msg["text"].append(text)
-                    elif ptype == "reasoning":
-                        msg["reasoning"].append(text)
-                    elif ptype == "tool_call":
-                        msg["tools"].append(body["name"])
-                    elif ptype == "tool_result":
-                        msg["results"].append(body["output"])
-                    elif ptype == "attachment":
-                        for (aid,) in conn.execute(
-                            "SELECT attachment_id FROM part_attachments WHERE part_id = ?"
-                            ' ORDER BY "order"',
-                            (pid,),
-                        ):
-                            msg["images"].append(_image(conn, aid))
-                messages.append(msg)
-            out.append({"id": tid, "name": name, "messages": messages})
+            conv = _Conv(tid, names.get(tid, name))  # a continued old conversation keeps its name
+            _thread(conn, conv, tip)
+            out.append(conv.__dict__)
     if "responses" in tables:
         cols = {r[1] for r in conn.execute("PRAGMA table_info(responses)")}
-        names = dict(conn.execute("SELECT id, name FROM conversations"))
-        skip = set()
+        in_turns = set()
         if "turns" in tables:
-            skip = {r[0] for r in conn.execute("SELECT id FROM turns")}
-        convs: dict[str, dict[str, Any]] = {}
-        for rid, cid, system, prompt, response in conn.execute(
-            "SELECT id, conversation_id, system, prompt, response FROM responses"
+            in_turns = {r[0] for r in conn.execute("SELECT id FROM turns")}
+        reasoning = "reasoning" if "reasoning" in cols else "NULL"
+        convs: dict[str, _Conv] = {}
+        for rid, cid, *row in conn.execute(
+            f"SELECT id, conversation_id, system, prompt, response, {reasoning} FROM responses"
             " ORDER BY datetime_utc, id"
-        ):
+        ).fetchall():
             cid = cid or rid
-            if rid in skip or cid in threads:
+            if rid in in_turns or cid in threads:
                 continue
-            conv = convs.setdefault(cid, {"id": cid, "name": names.get(cid), "messages": [], "system": None})
-            if system and system != conv["system"]:
-                conv["messages"].append({"role": "system", "text": [system], "images": []})
-                conv["system"] = system
-            images = []
-            if "prompt_attachments" in tables:
-                images = [
-                    _image(conn, aid)
-                    for (aid,) in conn.execute(
-                        "SELECT attachment_id FROM prompt_attachments WHERE response_id = ?"
-                        ' ORDER BY "order"',
-                        (rid,),
-                    )
-                ]
-            results = []
-            if "tool_results" in tables:
-                results = [r[0] for r in conn.execute("SELECT output FROM tool_results WHERE response_id = ? ORDER BY id", (rid,))]
-            if results:
-                conv["messages"].append({"role": "tool", "text": [], "images": [], "results": results})
-            if prompt or images:
-                conv["messages"].append({"role": "user", "text": [prompt or ""], "images": images})
-            tools = []
-            if "tool_calls" in tables:
-                tools = [r[0] for r in conn.execute("SELECT name FROM tool_calls WHERE response_id = ? ORDER BY id", (rid,))]
-            reasoning = []
-            if "reasoning" in cols:
-                (r,) = conn.execute("SELECT reasoning FROM responses WHERE id = ?", (rid,)).fetchone()
-                reasoning = [r] if r else []
-            conv["messages"].append({"role": "assistant", "text": [response or ""], "images": [], "tools": tools, "reasoning": reasoning})
-        for conv in convs.values():
-            del conv["system"]
-            out.append(conv)
+            conv = convs.setdefault(cid, _Conv(cid, names.get(cid)))
+            _response(conn, conv, tables, (rid, *row))
+        out.extend(c.__dict__ for c in convs.values())
     conn.close()
+    for conv in out:
+        del conv["system"]
     return out
 
 
