@@ -262,3 +262,36 @@ def test_imported_llm_sessions_round_trip(db: Path, tmp_path: Path, live: Path, 
             continue
         assert [(e["role"], e["text"]) for e in back] == [(e["role"], e["text"]) for e in entries]
         assert [e["images"] for e in back] == [e["images"] for e in entries]
+
+
+def test_broken_chains_import_what_is_there(db: Path, tmp_path: Path, live: Path) -> None:
+    """A thread whose last message was deleted is skipped with the reason; one whose first
+    message was deleted imports the rest after a note saying what is missing."""
+    path = tmp_path / "logs.db"
+    shutil.copy(live, path)
+    with sqlite3.connect(path) as conn:
+        tips = dict(conn.execute("SELECT name, tip_message_hash FROM threads").fetchall())
+        conn.execute("DELETE FROM messages WHERE hash = ?", (tips["Hello there"],))
+        (root,) = conn.execute(
+            "WITH RECURSIVE up(h, p) AS (SELECT hash, parent_hash FROM messages WHERE hash = ?"
+            " UNION ALL SELECT m.hash, m.parent_hash FROM messages m JOIN up ON m.hash = up.p)"
+            " SELECT h FROM up WHERE p IS NULL",
+            (tips["Think before you answer"],),
+        ).fetchone()
+        conn.execute("DELETE FROM messages WHERE hash = ?", (root,))
+    report = _import(db, path)
+    assert report["added"] == 5
+    assert report["skipped"] == [
+        {
+            "where": "thread 1",
+            "reason": f"its last message {tips['Hello there']} is not in the database",
+            "title": "Hello there",
+        }
+    ]
+    (s,) = [s for s in saved(db) if s["name"] == "Think before you answer"]
+    first, answer = s["history"]
+    assert first == {
+        "role": "user",
+        "content": f"[earlier messages not in the database: {root} is missing]",
+    }
+    assert answer["role"] == "assistant" and answer["reasoning"]

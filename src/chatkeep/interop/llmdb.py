@@ -106,6 +106,8 @@ STORE = {
 }
 RESPONSES = {"id", "prompt", "response", "conversation_id", "datetime_utc"}
 SYSTEM_MARK = "[System prompt]"
+#: The note that starts a thread whose older messages the database no longer holds.
+LOST_MARK = "[earlier messages not in the database:"
 #: How long one query may run: a few seconds, and more for a bigger file (an honest query
 #: reads the file a few times at most) ...
 STATEMENT_S = 3.0
@@ -395,20 +397,22 @@ def _part_text(db: _Db, text: Any, body: dict[str, Any]) -> str:
     return "".join(out)
 
 
-def _chain(db: _Db, tip: Any) -> list[tuple[Any, Any]]:
-    """``(hash, role)`` of each message from the root to ``tip`` (a cycle ends the walk)."""
-    chain = []
+def _chain(db: _Db, tip: Any) -> tuple[list[tuple[Any, Any]], Any]:
+    """``(hash, role)`` of each message from the root to ``tip`` (a cycle ends the walk), and
+    the hash of the message the chain names but the database does not hold (``None``: whole)."""
+    chain: list[tuple[Any, Any]] = []
     seen: set[Any] = set()
     node = tip
     while node is not None and node not in seen:
         seen.add(node)
         row = db.one("SELECT parent_hash, role FROM messages WHERE hash = ?", (node,))
         if row is None:
-            break
+            chain.reverse()
+            return chain, node
         chain.append((node, row[1]))
         node = row[0]
     chain.reverse()
-    return chain
+    return chain, None
 
 
 def _message_times(
@@ -516,12 +520,18 @@ def _store_conversations(db: _Db) -> Iterator[Conversation | Skipped]:
         "SELECT id, name, tip_message_hash, datetime_utc FROM threads ORDER BY datetime_utc, rowid"
     )
     for n, (tid, name, tip, started) in enumerate(threads, 1):
-        chain = _chain(db, tip)
+        chain, lost = _chain(db, tip)
+        if lost is not None and not chain:
+            title = " ".join(str(name or "").split())
+            yield Skipped(f"thread {n}", f"its last message {lost} is not in the database", title)
+            continue
         times = _message_times(chain, turns.get(tid, []))
         if tid in legacy:  # a conversation begun before llm 0.32: its name, time and times
             name, started, older = legacy[tid]
             times = _older_times(db, chain, times, older)
         turn = _Turn()
+        if lost is not None:  # the messages before it are lost: said, not hidden
+            turn.add_user([f"{LOST_MARK} {lost} is missing]"], [], None)
         for (mhash, role), (when, model) in zip(chain, times, strict=True):
             _message(db, turn, mhash, role, when, model)
         yield from _conversation(f"thread {n}", tid, started, turn.entries, name)
@@ -730,7 +740,7 @@ def _conversation(
     if not title:  # the first question, not the system prompt
         for e in entries:
             text = first_text(e) if e["role"] == "user" else ""
-            if text and not text.startswith(SYSTEM_MARK):
+            if text and not text.startswith((SYSTEM_MARK, LOST_MARK)):
                 words = " ".join(text.split())
                 title = words[:AUTO_NAME_MAX] + ("…" if len(words) > AUTO_NAME_MAX else "")
                 break
