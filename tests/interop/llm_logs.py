@@ -16,12 +16,16 @@ from llm's migrations, not from chatkeep's reader — for comparing what an impo
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import json
 import os
 import sqlite3
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +37,91 @@ TOOL_PROMPT = json.dumps(
 def _version(llm: str) -> tuple[int, ...]:
     out = subprocess.run([llm, "--version"], capture_output=True, text=True, check=True).stdout
     return tuple(int(x) for x in out.split()[-1].split(".") if x.isdigit())
+
+
+@contextlib.contextmanager
+def openai_echo() -> Iterator[str]:
+    """An OpenAI-style chat completions endpoint on loopback (``/v1``) that answers "You said:
+    " and the last message, streamed or whole: the model for releases before plugins (0.4)."""
+
+    class Echo(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the handler's name
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            answer = f"You said: {body['messages'][-1]['content']}"
+            head = {"id": "chatcmpl-1", "created": 0, "model": body["model"]}
+            if body.get("stream"):
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                for piece in (answer[:9], answer[9:]):
+                    chunk = {
+                        **head,
+                        "object": "chat.completion.chunk",
+                        "choices": [
+                            {"index": 0, "delta": {"content": piece}, "finish_reason": None}
+                        ],
+                    }
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                self.wfile.write(b"data: [DONE]\n\n")
+                return
+            data = json.dumps(
+                {
+                    **head,
+                    "object": "chat.completion",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": answer},
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+                }
+            ).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Echo)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def make_early_logs(llm: str, folder: Path) -> Path:
+    """llm 0.4 (June 2023, before plugins and the ``responses`` table): its ``log`` table,
+    written through OpenAI's chat API as :func:`openai_echo` serves it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "logs.db"
+    with openai_echo() as base:
+        env = {
+            **os.environ,
+            "LLM_LOG_PATH": str(path),
+            "OPENAI_API_BASE": base,
+            "OPENAI_API_KEY": "sk-loopback",
+            "PYTHONUTF8": "1",
+        }
+
+        def run(*args: str) -> None:
+            subprocess.run([llm, *args], env=env, check=True, capture_output=True, timeout=120)
+
+        run("init-db")
+        run("Hello there")
+        run(
+            "--system", "You are terse. Answer in one line.", "First question: why is the sky blue?"
+        )
+        run("-c", "Second question — and the sea? 🌊")
+        run("--no-stream", "A question answered whole")
+    return path
 
 
 def make_logs(llm: str, folder: Path, pngs: tuple[bytes, bytes], model: str = "echo") -> Path:
@@ -297,6 +386,19 @@ def expected(path: Path) -> list[dict[str, Any]]:
             conv = convs.setdefault(cid, _Conv(cid, names.get(cid)))
             _response(conn, conv, tables, (rid, *row))
         out.extend(c.__dict__ for c in convs.values())
+    for table in ("logs", "log"):  # llm 0.4's table, renamed `logs` by later releases
+        if table not in tables:
+            continue
+        cols = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+        when = next(c for c in ("datetime_utc", "timestamp_utc", "timestamp") if c in cols)
+        chats: dict[int, _Conv] = {}
+        for rid, chat, system, prompt, response in conn.execute(
+            f"SELECT id, chat_id, system, prompt, response FROM {table} ORDER BY {when}, id"
+        ).fetchall():
+            conv = chats.setdefault(chat or rid, _Conv(f"log-{chat or rid}", prompt))
+            _response(conn, conv, set(), (rid, system, prompt, response, None))
+        out.extend(c.__dict__ for c in chats.values())
+        break
     conn.close()
     for conv in out:
         del conv["system"]
@@ -306,4 +408,7 @@ def expected(path: Path) -> list[dict[str, Any]]:
 if __name__ == "__main__":
     args = sys.argv[1:]
     model = args[args.index("--model") + 1] if "--model" in args else "echo"
-    print(make_logs(args[0], Path(args[1]), pictures(), model))
+    if model == "openai":
+        print(make_early_logs(args[0], Path(args[1])))
+    else:
+        print(make_logs(args[0], Path(args[1]), pictures(), model))

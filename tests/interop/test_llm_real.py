@@ -24,6 +24,7 @@ from clirun import run
 REAL = FIXTURES / "real" / "llm"
 #: The committed databases and what each release could log.
 OLD = {
+    "0.4": {"system"},
     "0.12": {"system"},
     "0.19": {"system", "image", "image note"},
     "0.27.1": {"system", "image", "image note", "tool", "fragment"},
@@ -61,6 +62,25 @@ def upgraded(tmp_path_factory: pytest.TempPathFactory) -> Path:
         capture_output=True,
         timeout=120,
     )
+    return folder / "logs.db"
+
+
+@pytest.fixture(scope="module")
+def upgraded_early(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The 0.4 database after the installed llm has run on it once: llm renamed its ``log``
+    table ``logs`` (and keeps it, never to read it again) and logged a thread beside it."""
+    folder = tmp_path_factory.mktemp("llm-upgraded-early")
+    shutil.copy(REAL / "llm-0.4-logs.db", folder / "logs.db")
+    subprocess.run(
+        [_llm(), "-m", "echo", "A question after the upgrade"],
+        env={"LLM_USER_PATH": str(folder), "PATH": "/usr/bin:/bin"},
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    with sqlite3.connect(folder / "logs.db") as conn:
+        tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert {"logs", "threads"} <= tables and "log" not in tables
     return folder / "logs.db"
 
 
@@ -158,6 +178,13 @@ def test_conversation_continued_after_upgrade(db: Path, upgraded: Path) -> None:
     when = datetime.datetime.fromisoformat(first).astimezone(datetime.UTC)
     assert s["createdAt"] == s["history"][1]["createdAt"] == int(when.timestamp() * 1000)
     assert s["history"][1]["createdAt"] < s["history"][-1]["createdAt"]
+
+
+def test_early_log_table_after_upgrade(db: Path, upgraded_early: Path) -> None:
+    """llm 0.4's chats, in the ``logs`` table later releases keep, import beside the thread
+    the new llm logged: four sessions."""
+    _check(db, upgraded_early, {"system"})
+    assert len(saved(db)) == 4
 
 
 def _empty_llm_db(path: Path) -> Any:

@@ -19,6 +19,9 @@ Every schema ``llm`` has written since it kept conversations (its ``llm/migratio
   them), tools through ``tool_calls``/``tool_results`` (0.26+). A response also logged as a
   turn (same id), or of a conversation that has a thread (same id: llm continues an old
   conversation as a thread holding its whole history), is read from the thread only.
+- **log** (``llm`` 0.4; later releases rename it ``logs`` and keep it when it holds rows): one
+  row per prompt (``prompt``, ``system``, ``response``, ``timestamp``/``datetime_utc``),
+  ``chat_id`` naming the first row of its chat.
 
 One saved session per thread or ``conversations`` row (its ``name`` whole is the title; a
 response without a conversation is a conversation of its own), the messages in chain order:
@@ -97,6 +100,8 @@ READ = (
     "system_fragments",
     "tool_calls",
     "tool_results",
+    "log",
+    "logs",
 )
 #: The tables of each schema, and the columns read from them.
 STORE = {
@@ -105,6 +110,7 @@ STORE = {
     "parts": {"id", "message_hash", "position", "type", "text", "payload"},
 }
 RESPONSES = {"id", "prompt", "response", "conversation_id", "datetime_utc"}
+EARLY = {"id", "prompt", "response"}
 SYSTEM_MARK = "[System prompt]"
 #: The note that starts a thread whose older messages the database no longer holds.
 LOST_MARK = "[earlier messages not in the database:"
@@ -155,7 +161,7 @@ class _Db:
             self.conn.close()
             raise bad_file(inp.path, f"not a readable SQLite database ({self.why(exc)})") from None
         self.tables = {n for n, (k, _sql) in kinds.items() if k in ("table", "view")}
-        if "responses" not in self.tables and "threads" not in self.tables:
+        if not self.tables & {"threads", "responses", "logs", "log"}:
             self.conn.close()
             raise bad_file(
                 inp.path,
@@ -710,7 +716,7 @@ def _read(db: _Db) -> Iterator[Conversation | Skipped]:
             for table, cols in STORE.items()
             for col in sorted(cols - (_columns(db, table) if table in db.tables else set()))
         ]
-        if missing and "responses" not in db.tables:
+        if missing and not db.tables & {"responses", "log", "logs"}:
             raise bad_file(
                 db.path,
                 f"its `threads` are not llm's message store (no {', '.join(missing[:3])})",
@@ -720,17 +726,48 @@ def _read(db: _Db) -> Iterator[Conversation | Skipped]:
     legacy = "responses" in db.tables
     if legacy:
         missing = sorted(RESPONSES - _columns(db, "responses") - {"conversation_id"})
-        if missing and not store:
+        if missing and not store and not db.tables & {"log", "logs"}:
             raise bad_file(
                 db.path,
                 f"its `responses` table is not llm's (no {', '.join(missing[:3])})",
                 "this is not a logs.db written by llm; " + _HINT,
             )
         legacy = not missing
+    early = [t for t in ("logs", "log") if t in db.tables and EARLY <= _columns(db, t)]
+    if not (store or legacy or early):
+        raise bad_file(
+            db.path,
+            "its tables are not llm's (no `threads`, `responses` or `log` as llm writes them)",
+            "this is not a logs.db written by llm; " + _HINT,
+        )
     if store:
         yield from _store_conversations(db)
     if legacy:
         yield from _legacy_conversations(db)
+    if early:
+        yield from _early_conversations(db, early[0])
+
+
+def _early_conversations(db: _Db, table: str) -> Iterator[Conversation | Skipped]:
+    """llm 0.4's ``log`` table (kept as ``logs`` by later releases when it holds rows): one
+    row per prompt, ``chat_id`` naming the first row of its chat."""
+    cols = _columns(db, table)
+    when = next((c for c in ("datetime_utc", "timestamp_utc", "timestamp") if c in cols), "NULL")
+    pick = ", ".join(
+        c if c in cols else f"NULL AS {c}" for c in ("prompt", "system", "response", "model")
+    )
+    cid = "COALESCE(chat_id, id)" if "chat_id" in cols else "id"
+    rows = db.batches(
+        f"SELECT {cid} AS cid, MIN({when}) OVER (PARTITION BY {cid}) AS first, id, {pick},"
+        f" NULL, {when} FROM [{table}] ORDER BY first, cid, {when}, rowid"
+    )
+    for n, ((conv, first), group) in enumerate(
+        itertools.groupby(rows, key=lambda r: (r[0], r[1])), 1
+    ):
+        turn = _Turn()
+        for row in group:
+            _response(db, turn, row[2:], set())
+        yield from _conversation(f"{table} chat {n}", f"log-{conv}", first, turn.entries, None)
 
 
 def _conversation(
