@@ -316,16 +316,20 @@ class _Turn:
         model: Any = None,
         reasoning: list[str] | None = None,
         calls: list[dict[str, str]] | None = None,
+        results: list[dict[str, str]] | None = None,
     ) -> None:
+        """An answer; ``results`` are those of tools the provider ran itself, in the answer."""
         extra: dict[str, Any] = {}
         kept = [r for r in reasoning or [] if r.strip()]
         if kept:
             extra["reasoning"] = "\n\n".join(kept)
         if calls:
             extra["toolCalls"] = calls
+        if results:
+            extra["toolResult"] = results
         if model:
             extra["provider"] = {"name": "llm", "model": str(model)}
-        if any(t.strip() for t in texts) or urls or kept or calls:
+        if any(t.strip() for t in texts) or urls or kept or calls or results:
             self.entries.append(_timed(parts_entry("assistant", texts, urls, **extra), when))
 
     def add_results(self, results: list[dict[str, str]], when: int | None) -> None:
@@ -500,8 +504,9 @@ def _message(db: _Db, turn: _Turn, mhash: Any, role: Any, when: int | None, mode
     if role == "system":
         turn.add_system("\n".join(texts), when)
     elif role == "assistant":
-        turn.add_assistant(texts, urls, when, model=model, reasoning=reasoning, calls=calls)
-        turn.add_results(results, when)
+        turn.add_assistant(
+            texts, urls, when, model=model, reasoning=reasoning, calls=calls, results=results
+        )
     else:
         turn.add_results(results, when)
         marked = texts if role in ("user", "tool") else [f"[{role} message]", *texts]
