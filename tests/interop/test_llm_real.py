@@ -206,10 +206,11 @@ def test_database_with_no_conversation_is_refused(db: Path, tmp_path: Path) -> N
     from llm.logs import LogStore
 
     with _empty_llm_db(path) as logs:
-        LogStore(logs).create_thread(name="Nothing said yet")
+        empty = LogStore(logs).create_thread(name="Nothing said yet")
     proc = run(db, "import", str(path), ok=False)
     assert proc.returncode == 3, proc.stderr
-    assert "thread 1: it holds no message" in proc.stderr and "Traceback" not in proc.stderr
+    assert f"thread {empty}: it holds no message" in proc.stderr
+    assert "Traceback" not in proc.stderr
     assert saved(db) == []
 
 
@@ -221,7 +222,7 @@ def test_empty_thread_is_reported_and_the_rest_imports(db: Path, tmp_path: Path)
     path = tmp_path / "logs.db"
     with _empty_llm_db(path) as logs:
         store = LogStore(logs)
-        store.create_thread(name="Nothing said yet")
+        empty = store.create_thread(name="Nothing said yet")
         tid = store.create_thread(name="Said something")
         store.append(
             tid,
@@ -233,7 +234,7 @@ def test_empty_thread_is_reported_and_the_rest_imports(db: Path, tmp_path: Path)
     report = _import(db, path)
     assert report["added"] == 1
     assert report["skipped"] == [
-        {"where": "thread 1", "reason": "it holds no message", "title": "Nothing said yet"}
+        {"where": f"thread {empty}", "reason": "it holds no message", "title": "Nothing said yet"}
     ]
     (s,) = saved(db)
     assert s["name"] == "Said something"
@@ -298,6 +299,7 @@ def test_broken_chains_import_what_is_there(db: Path, tmp_path: Path, live: Path
     shutil.copy(live, path)
     with sqlite3.connect(path) as conn:
         tips = dict(conn.execute("SELECT name, tip_message_hash FROM threads").fetchall())
+        ids = dict(conn.execute("SELECT name, id FROM threads").fetchall())
         conn.execute("DELETE FROM messages WHERE hash = ?", (tips["Hello there"],))
         (root,) = conn.execute(
             "WITH RECURSIVE up(h, p) AS (SELECT hash, parent_hash FROM messages WHERE hash = ?"
@@ -310,7 +312,7 @@ def test_broken_chains_import_what_is_there(db: Path, tmp_path: Path, live: Path
     assert report["added"] == 5
     assert report["skipped"] == [
         {
-            "where": "thread 1",
+            "where": f"thread {ids['Hello there']}",
             "reason": f"its last message {tips['Hello there']} is not in the database",
             "title": "Hello there",
         }
@@ -322,3 +324,27 @@ def test_broken_chains_import_what_is_there(db: Path, tmp_path: Path, live: Path
         "content": f"[earlier messages not in the database: {root} is missing]",
     }
     assert answer["role"] == "assistant" and answer["reasoning"]
+
+
+def test_a_fork_is_a_session_of_its_own(db: Path, tmp_path: Path, live: Path) -> None:
+    """A thread forked from another (llm's ``LogStore.fork``) shares its first messages and
+    then goes its own way: two sessions, each with its own branch."""
+    import sqlite_utils
+    from llm.logs import LogStore
+    from llm.parts import Message, TextPart
+
+    path = tmp_path / "logs.db"
+    shutil.copy(live, path)
+    with sqlite_utils.Database(path) as logs:
+        row = next(
+            logs.query("SELECT id, tip_message_hash FROM threads WHERE name = 'Hello there'")
+        )
+        tid, tip = row["id"], row["tip_message_hash"]
+        store = LogStore(logs)
+        fork = store.fork(tip, name="Hello there, again", forked_from=tid)
+        store.append(fork, [Message(role="user", parts=[TextPart(text="And once more?")])])
+    _import(db, path)
+    sessions = {s["name"]: _seen(s) for s in saved(db)}
+    first, forked = sessions["Hello there"], sessions["Hello there, again"]
+    assert forked[:2] == first and len(first) == 2
+    assert (forked[2]["role"], forked[2]["text"]) == ("user", "And once more?")

@@ -530,11 +530,11 @@ def _store_conversations(db: _Db) -> Iterator[Conversation | Skipped]:
     threads = db.batches(
         "SELECT id, name, tip_message_hash, datetime_utc FROM threads ORDER BY datetime_utc, rowid"
     )
-    for n, (tid, name, tip, started) in enumerate(threads, 1):
+    for tid, name, tip, started in threads:
         chain, lost = _chain(db, tip)
         if lost is not None and not chain:
             title = " ".join(str(name or "").split())
-            yield Skipped(f"thread {n}", f"its last message {lost} is not in the database", title)
+            yield Skipped(f"thread {tid}", f"its last message {lost} is not in the database", title)
             continue
         times = _message_times(chain, turns.get(tid, []))
         if tid in legacy:  # a conversation begun before llm 0.32: its name, time and times
@@ -545,7 +545,7 @@ def _store_conversations(db: _Db) -> Iterator[Conversation | Skipped]:
             turn.add_user([f"{LOST_MARK} {lost} is missing]"], [], None)
         for (mhash, role), (when, model) in zip(chain, times, strict=True):
             _message(db, turn, mhash, role, when, model)
-        yield from _conversation(f"thread {n}", tid, started, turn.entries, name)
+        yield from _conversation(f"thread {tid}", tid, started, turn.entries, name)
 
 
 def _continued(db: _Db) -> dict[Any, tuple[Any, Any, list[tuple[Any, Any, Any, Any]]]]:
@@ -634,13 +634,11 @@ def _legacy_conversations(db: _Db) -> Iterator[Conversation | Skipped]:
     linked = {
         t for t in LINKED if t in db.tables and db.one(f"SELECT EXISTS (SELECT 1 FROM [{t}])")[0]
     }
-    for n, ((conv, first), group) in enumerate(
-        itertools.groupby(rows, key=lambda r: (r[0], r[1])), 1
-    ):
+    for (conv, first), group in itertools.groupby(rows, key=lambda r: (r[0], r[1])):
         turn = _Turn()
         for row in group:
             _response(db, turn, row[2:], linked)
-        yield from _conversation(f"conversation {n}", conv, first, turn.entries, names.get(conv))
+        yield from _conversation(f"conversation {conv}", conv, first, turn.entries, names.get(conv))
 
 
 def _linked(db: _Db, table: str, column: str, rid: Any, linked: set[str]) -> list[Any]:
@@ -766,13 +764,11 @@ def _early_conversations(db: _Db, table: str) -> Iterator[Conversation | Skipped
         f"SELECT {cid} AS cid, MIN({when}) OVER (PARTITION BY {cid}) AS first, id, {pick},"
         f" NULL, {when} FROM [{table}] ORDER BY first, cid, {when}, rowid"
     )
-    for n, ((conv, first), group) in enumerate(
-        itertools.groupby(rows, key=lambda r: (r[0], r[1])), 1
-    ):
+    for (conv, first), group in itertools.groupby(rows, key=lambda r: (r[0], r[1])):
         turn = _Turn()
         for row in group:
             _response(db, turn, row[2:], set())
-        yield from _conversation(f"{table} chat {n}", f"log-{conv}", first, turn.entries, None)
+        yield from _conversation(f"{table} chat {conv}", f"log-{conv}", first, turn.entries, None)
 
 
 def _conversation(
