@@ -1,6 +1,7 @@
 """Crafted llm ``logs.db`` files for the corpus (see :mod:`hostile.corpus_imports`): views that
-recurse forever, a virtual table, generated columns, an unindexed node chain, attachment paths
-that are FIFOs, devices or oversized, oversized or 100-megapixel blobs, a node cycle."""
+recurse forever, a virtual table, generated columns, an unindexed message chain, attachment
+paths that are FIFOs, devices or oversized, oversized or 100-megapixel blobs, a message cycle.
+``tree=True`` makes llm's message store (llm 0.32+: threads, messages, parts, turns)."""
 
 from __future__ import annotations
 
@@ -23,8 +24,8 @@ def llm_db(
     att: Any = None,
     gen_rows: int = 0,
 ) -> Path:
-    """A legacy (or node-tree) llm ``logs.db``; ``extra`` SQL runs last; ``att`` is
-    ``(path, blob)`` of one attachment of the first response."""
+    """A responses-era (or, with ``tree``, message-store) llm ``logs.db``; ``extra`` SQL runs
+    last; ``att`` is ``(path, blob)`` of one attachment of the first response."""
     path = d / "logs.db"
     conn = sqlite3.connect(path)
     conn.executescript(
@@ -38,17 +39,21 @@ def llm_db(
     if tree:
         conn.executescript(
             """
-            CREATE TABLE responses (id TEXT PRIMARY KEY, model TEXT, conversation_id TEXT,
-              output_node_id TEXT, prompt TEXT, response TEXT, datetime_utc TEXT);
-            CREATE TABLE messages (id TEXT PRIMARY KEY, role TEXT);
-            CREATE TABLE parts (id INTEGER PRIMARY KEY, message_id TEXT, "order" INTEGER,
-              type TEXT, text TEXT, attachment_id TEXT);
-            CREATE TABLE nodes (id TEXT PRIMARY KEY, parent_id TEXT, message_id TEXT);
-            INSERT INTO messages VALUES ('m1', 'user'), ('m2', 'assistant');
-            INSERT INTO parts VALUES (1, 'm1', 0, 'text', 'q', NULL),
-                                     (2, 'm2', 0, 'text', 'a', NULL);
-            INSERT INTO nodes VALUES ('n1', NULL, 'm1'), ('n2', 'n1', 'm2');
-            INSERT INTO responses VALUES ('r1', 'm', 'c1', 'n2', NULL, NULL, '2025-01-01');
+            CREATE TABLE threads (id TEXT PRIMARY KEY, name TEXT, tip_message_hash TEXT,
+              forked_from TEXT, datetime_utc TEXT);
+            CREATE TABLE turns (id TEXT PRIMARY KEY, thread_id TEXT, parent_message_hash TEXT,
+              tip_message_hash TEXT, model TEXT, datetime_utc TEXT);
+            CREATE TABLE messages (hash TEXT PRIMARY KEY, parent_hash TEXT, role TEXT,
+              provider_metadata TEXT);
+            CREATE TABLE parts (id INTEGER PRIMARY KEY, message_hash TEXT, position INTEGER,
+              type TEXT, tool_name TEXT, text TEXT, payload TEXT);
+            CREATE TABLE part_attachments (part_id INTEGER, attachment_id TEXT,
+              "order" INTEGER);
+            INSERT INTO messages VALUES ('m1', NULL, 'user', NULL), ('m2', 'm1', 'assistant', NULL);
+            INSERT INTO parts VALUES (1, 'm1', 0, 'text', NULL, 'q', NULL),
+                                     (2, 'm2', 0, 'text', NULL, 'a', NULL);
+            INSERT INTO threads VALUES ('c1', 'x', 'm2', NULL, '2025-01-01');
+            INSERT INTO turns VALUES ('r1', 'c1', 'm1', 'm2', 'm', '2025-01-01');
             """
         )
     else:
@@ -100,13 +105,13 @@ def register_llm(imp: Callable[..., Any]) -> None:
             + " SELECT 'c' || i AS id, 'x' AS name FROM n;",
         )
     )
-    imp("llm_recursive_view_nodes")(
+    imp("llm_recursive_view_messages")(
         lambda d: llm_db(
             d,
             tree=True,
-            extra="DROP TABLE nodes; CREATE VIEW nodes AS "
+            extra="DROP TABLE messages; CREATE VIEW messages AS "
             + _RECURSE
-            + " SELECT 'n' || i AS id, 'n' || (i + 1) AS parent_id, 'm1' AS message_id FROM n;",
+            + " SELECT 'm' || i AS hash, 'm' || (i + 1) AS parent_hash, 'user' AS role FROM n;",
         )
     )
     imp("llm_virtual_table_responses")(
@@ -134,10 +139,10 @@ def register_llm(imp: Callable[..., Any]) -> None:
         lambda d: llm_db(
             d,
             tree=True,
-            extra="DROP TABLE nodes; CREATE TABLE nodes (id TEXT, parent_id TEXT, message_id TEXT);"
-            " INSERT INTO nodes WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n"
-            " WHERE i < 30000) SELECT 'n' || i, 'n' || (i - 1), 'm1' FROM n;"
-            " UPDATE responses SET output_node_id = 'n30000';",
+            extra="DROP TABLE messages; CREATE TABLE messages (hash TEXT, parent_hash TEXT,"
+            " role TEXT); INSERT INTO messages WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL"
+            " SELECT i + 1 FROM n WHERE i < 30000) SELECT 'm' || i, 'm' || (i - 1), 'user'"
+            " FROM n; UPDATE threads SET tip_message_hash = 'm30000';",
         )
     )
     imp("llm_attachment_path_fifo")(lambda d: llm_db(d, att=(str(fifo(d / "a.png")), None)))
@@ -155,8 +160,10 @@ def register_llm(imp: Callable[..., Any]) -> None:
     imp("llm_attachment_blob_60mb")(lambda d: llm_db(d, att=(None, PNG_SIG + bytes(60 * MB))))
     imp("llm_attachment_blob_png_100mp")(lambda d: llm_db(d, att=(None, big_png(10_000, 10_000))))
     imp("llm_attachment_path_missing", ok=True)(lambda d: llm_db(d, att=("/nowhere/x.png", None)))
-    imp("llm_node_cycle", ok=True)(
-        lambda d: llm_db(d, tree=True, extra="UPDATE nodes SET parent_id = 'n2' WHERE id = 'n1';")
+    imp("llm_message_cycle", ok=True)(
+        lambda d: llm_db(
+            d, tree=True, extra="UPDATE messages SET parent_hash = 'm2' WHERE hash = 'm1';"
+        )
     )
     imp("llm_2000_responses_no_conversation", ok=True)(lambda d: llm_db(d, rows=2000))
     imp("llm_sqlite_magic_then_junk")(

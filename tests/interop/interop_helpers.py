@@ -62,8 +62,9 @@ def chatgpt_zip(tmp_path: Path, split: bool = False) -> Path:
     return path
 
 
-def llm_db(path: Path, *, tree: bool) -> Path:
-    """A real ``logs.db`` in llm's legacy (responses) or node-tree schema."""
+def llm_db(path: Path) -> Path:
+    """A ``logs.db`` in llm's responses-era schema (0.17 to 0.31), written by hand with one
+    conversation holding a system prompt and two attachments, and a response of its own."""
     png = (FIXTURES / "photo-red.png").read_bytes()
     conn = sqlite3.connect(path)
     conn.executescript(
@@ -78,121 +79,52 @@ def llm_db(path: Path, *, tree: bool) -> Path:
     conn.execute(
         "INSERT INTO attachments VALUES ('att2', 'application/pdf', '/nowhere/x.pdf', NULL, NULL)"
     )
-    if not tree:
-        conn.executescript(
-            """
-            CREATE TABLE responses (id TEXT PRIMARY KEY, model TEXT, prompt TEXT, system TEXT,
-              prompt_json TEXT, options_json TEXT, response TEXT, response_json TEXT,
-              conversation_id TEXT, duration_ms INTEGER, datetime_utc TEXT,
-              input_tokens INTEGER, output_tokens INTEGER, token_details TEXT);
-            CREATE TABLE prompt_attachments (response_id TEXT, attachment_id TEXT,
-              "order" INTEGER, PRIMARY KEY (response_id, attachment_id));
-            """
-        )
-        rows = [
-            (
-                "r1",
-                "gpt-4o-mini",
-                "A haiku about moss",
-                "Be terse",
-                "Green hush on old stone",
-                "01conv",
-                "2025-06-01T10:00:00.000000",
-            ),
-            (
-                "r2",
-                "gpt-4o-mini",
-                "Now about this picture",
-                None,
-                "Red square, quiet sun",
-                "01conv",
-                "2025-06-01T10:05:00.000000",
-            ),
-            (
-                "r3",
-                "gpt-4o-mini",
-                "One-off question",
-                None,
-                "One-off answer",
-                None,
-                "2025-06-02T09:00:00.000000",
-            ),
-        ]
-        conn.executemany(
-            "INSERT INTO responses (id, model, prompt, system, response, conversation_id,"
-            " datetime_utc) VALUES (?,?,?,?,?,?,?)",
-            rows,
-        )
-        conn.execute("INSERT INTO prompt_attachments VALUES ('r2', 'att1', 0)")
-        conn.execute("INSERT INTO prompt_attachments VALUES ('r2', 'att2', 1)")
-    else:
-        conn.executescript(
-            """
-            CREATE TABLE responses (id TEXT PRIMARY KEY, model TEXT, resolved_model TEXT,
-              conversation_id TEXT, input_node_id TEXT, first_input_node_id TEXT,
-              output_node_id TEXT, prompt TEXT, system TEXT, response TEXT, reasoning TEXT,
-              options_json TEXT, schema_id TEXT, prompt_json TEXT, response_json TEXT,
-              duration_ms INTEGER, datetime_utc TEXT, input_tokens INTEGER,
-              output_tokens INTEGER, token_details TEXT);
-            CREATE TABLE messages (id TEXT PRIMARY KEY, role TEXT, provider_metadata TEXT);
-            CREATE TABLE parts (id INTEGER PRIMARY KEY, message_id TEXT, "order" INTEGER,
-              type TEXT, text TEXT, redacted INTEGER, name TEXT, arguments TEXT, output TEXT,
-              tool_call_id TEXT, server_executed INTEGER, exception TEXT, instance_id INTEGER,
-              attachment_id TEXT, provider_metadata TEXT);
-            CREATE TABLE part_attachments (part_id INTEGER, attachment_id TEXT,
-              "order" INTEGER, PRIMARY KEY (part_id, "order"));
-            CREATE TABLE nodes (id TEXT PRIMARY KEY, parent_id TEXT, message_id TEXT,
-              depth INTEGER);
-            """
-        )
-        msgs = [
-            ("m0", "system", [("text", "SYSTEM-LLM-HIDDEN", None)]),
-            ("m1", "user", [("text", "A haiku about moss", None)]),
-            (
-                "m2",
-                "assistant",
-                [
-                    ("reasoning", "HIDDEN-REASONING", None),
-                    ("text", "Green hush on old stone", None),
-                ],
-            ),
-            (
-                "m3",
-                "user",
-                [("text", "Now about this picture", None), ("attachment", None, "att1")],
-            ),
-            ("m4", "assistant", [("text", "Red square, quiet sun", None)]),
-            ("m2b", "assistant", [("text", "ABANDONED-LLM earlier reply", None)]),
-        ]
-        pid = 0
-        for mid, role, parts in msgs:
-            conn.execute("INSERT INTO messages VALUES (?,?,NULL)", (mid, role))
-            for k, (ptype, text, att) in enumerate(parts):
-                pid += 1
-                conn.execute(
-                    'INSERT INTO parts (id, message_id, "order", type, text, attachment_id)'
-                    " VALUES (?,?,?,?,?,?)",
-                    (pid, mid, k, ptype, text, att),
-                )
-        nodes = [
-            ("n0", None, "m0"),
-            ("n1", "n0", "m1"),
-            ("n2", "n1", "m2"),
-            ("n3", "n2", "m3"),
-            ("n4", "n3", "m4"),
-            ("n2b", "n1", "m2b"),
-        ]
-        for depth, (nid, parent, mid) in enumerate(nodes):
-            conn.execute("INSERT INTO nodes VALUES (?,?,?,?)", (nid, parent, mid, depth))
-        conn.executemany(
-            "INSERT INTO responses (id, model, conversation_id, output_node_id, datetime_utc)"
-            " VALUES (?,?,?,?,?)",
-            [
-                ("r0", "gpt-4o-mini", "01conv", "n2b", "2025-06-01T09:59:00.000000"),
-                ("r1", "gpt-4o-mini", "01conv", "n2", "2025-06-01T10:00:00.000000"),
-                ("r2", "gpt-4o-mini", "01conv", "n4", "2025-06-01T10:05:00.000000"),
-            ],
-        )
+    conn.executescript(
+        """
+        CREATE TABLE responses (id TEXT PRIMARY KEY, model TEXT, prompt TEXT, system TEXT,
+          prompt_json TEXT, options_json TEXT, response TEXT, response_json TEXT,
+          conversation_id TEXT, duration_ms INTEGER, datetime_utc TEXT,
+          input_tokens INTEGER, output_tokens INTEGER, token_details TEXT);
+        CREATE TABLE prompt_attachments (response_id TEXT, attachment_id TEXT,
+          "order" INTEGER, PRIMARY KEY (response_id, attachment_id));
+        """
+    )
+    rows = [
+        (
+            "r1",
+            "gpt-4o-mini",
+            "A haiku about moss",
+            "Be terse",
+            "Green hush on old stone",
+            "01conv",
+            "2025-06-01T10:00:00.000000",
+        ),
+        (
+            "r2",
+            "gpt-4o-mini",
+            "Now about this picture",
+            None,
+            "Red square, quiet sun",
+            "01conv",
+            "2025-06-01T10:05:00.000000",
+        ),
+        (
+            "r3",
+            "gpt-4o-mini",
+            "One-off question",
+            None,
+            "One-off answer",
+            None,
+            "2025-06-02T09:00:00.000000",
+        ),
+    ]
+    conn.executemany(
+        "INSERT INTO responses (id, model, prompt, system, response, conversation_id,"
+        " datetime_utc) VALUES (?,?,?,?,?,?,?)",
+        rows,
+    )
+    conn.execute("INSERT INTO prompt_attachments VALUES ('r2', 'att1', 0)")
+    conn.execute("INSERT INTO prompt_attachments VALUES ('r2', 'att2', 1)")
     conn.commit()
     conn.close()
     return path

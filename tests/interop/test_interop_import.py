@@ -165,22 +165,21 @@ def test_sharegpt_and_jsonl(db: Path) -> None:
     assert _import(db, FIXTURES / "openai_messages.jsonl")["added"] == 0
 
 
-@pytest.mark.parametrize("tree", [False, True])
-def test_llm_logs_db(db: Path, tmp_path: Path, tree: bool) -> None:
-    """llm logs.db (legacy responses and node tree): conversations, names, image attachments."""
-    logs = llm_db(tmp_path / "logs.db", tree=tree)
+def test_llm_logs_db(db: Path, tmp_path: Path) -> None:
+    """llm logs.db (responses era): conversations, names, the system prompt kept marked, an
+    image attachment kept, a file attachment named (real databases: test_llm_real.py)."""
+    logs = llm_db(tmp_path / "logs.db")
     report = _import(db, logs)
     assert report["source"] == "llm"
     s = by_name(db)
     haiku = s["Haiku workshop"]
     text = all_text(haiku)
     assert "Green hush on old stone" in text and "Red square, quiet sun" in text
-    assert "HIDDEN" not in text and "ABANDONED" not in text
+    assert haiku["history"][0]["content"] == "[System prompt]\nBe terse"
     assert len(images(haiku)) == 1
-    assert haiku["createdAt"] == 1748772000000 if not tree else 1748771940000
-    if not tree:
-        assert report["added"] == 2 and "One-off question" in s
-        assert "[attachment not in the export: /nowhere/x.pdf]" in text
+    assert haiku["createdAt"] == 1748772000000
+    assert report["added"] == 2 and "One-off question" in s
+    assert "[attachment not in the export: /nowhere/x.pdf (application/pdf)]" in text
     assert _import(db, logs)["added"] == 0
 
 
