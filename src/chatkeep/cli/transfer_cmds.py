@@ -15,7 +15,8 @@ import click
 
 from .. import EXPORT_FORMATS, IMPORT_SOURCES
 from .context import pass_ctx
-from .output import working
+from .main import EXIT_CODES
+from .output import plain, working
 from .words import plural
 
 PROGRESS_MIN_BYTES = 1 << 20  # smaller files import too fast for a bar to help
@@ -45,9 +46,35 @@ PROGRESS_MIN_BYTES = 1 << 20  # smaller files import too fast for a bar to help
 @pass_ctx
 def export_cmd(ctx, session_id: str | None, fmt: str, output: str | None) -> None:  # noqa: ANN001
     """Export the profile or one session (json, md, jsonl, sharegpt or html)."""
+    store = ctx.store()
+    damage = store.damaged_pages()
+    if not damage:
+        _export(store, session_id, fmt, output)
+        return
+    # pages of the store file do not read: export every row that still does, from a copy
+    tables = ", ".join(t for t, _why in damage)
+    click.echo(
+        plain(f"warning: the store file has damaged pages ({tables}); exporting what still reads"),
+        err=True,
+    )
+    with working("reading around the damage…"), store.rescued() as (copy, skipped):
+        _export(copy, session_id, fmt, output)
+    if skipped:
+        click.echo(f"skipped {plural(len(skipped), 'unreadable row')}:", err=True)
+        for row in skipped:
+            click.echo(plain(f"  {row['what']}"), err=True)
+    click.echo(
+        "the export holds everything that still reads"
+        + (", except what is listed above" if skipped else "")
+        + "; `chatkeep doctor` reports the damage, `chatkeep doctor --repair` rebuilds the store",
+        err=True,
+    )
+    sys.exit(EXIT_CODES["store"])
+
+
+def _export(store: Any, session_id: str | None, fmt: str, output: str | None) -> None:
     import chatkeep
 
-    store = ctx.store()
     if session_id:
         session_id = store.sessions.resolve(
             session_id, evicted=None

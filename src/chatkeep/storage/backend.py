@@ -315,6 +315,11 @@ class Backend(ABC):
         """Bring derived tables back in step after :meth:`rebuild_schema` (override)."""
         return None
 
+    def page_damage(self) -> list[tuple[str, str]]:
+        """(table, what the database says) for each table whose pages do not read (SQLite:
+        zeroed or overwritten pages of the file); empty where the backend does not check."""
+        return []
+
     def _all_applied(self) -> bool:
         try:
             with self.transaction("", write=False):

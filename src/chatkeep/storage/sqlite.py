@@ -301,6 +301,27 @@ class SQLiteBackend(Backend):
             if fts in have:
                 self.execute(f"INSERT INTO {fts} ({fts}) VALUES ('rebuild')")
 
+    # -- damaged pages (:mod:`.sqlite_rescue`) ----------------------------------------------
+    def page_damage(self) -> list[tuple[str, str]]:
+        from .sqlite_rescue import page_damage
+
+        return page_damage(self)
+
+    def salvage_report(self) -> tuple[dict[str, int], list[Any]]:
+        from .sqlite_rescue import salvage_report
+
+        return salvage_report(self)
+
+    def rescue_into(self, target: str) -> tuple[dict[str, int], list[Any]]:
+        from .sqlite_rescue import rescue_into
+
+        return rescue_into(self, target)
+
+    def rescue(self) -> tuple[str, list[Any]]:
+        from .sqlite_rescue import rescue
+
+        return rescue(self)
+
     def _use_trigram_index(self) -> None:
         """Search through the trigram index that migration 0007 (or, on a read-only store not
         upgraded yet, 0003) made."""
