@@ -24,7 +24,6 @@ rebuilt, never copied.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -341,15 +340,6 @@ def salvage(
     return counts, lost
 
 
-def open_damaged(path: str) -> sqlite3.Connection:
-    """A read-only connection to the damaged file (nothing is ever written to it here)."""
-    from urllib.parse import quote
-
-    return sqlite3.connect(
-        f"file:{quote(os.path.abspath(path))}?mode=ro", uri=True, check_same_thread=False
-    )
-
-
 def rescue_file(
     source: sqlite3.Connection, target: str, make: Callable[[str], Any]
 ) -> tuple[dict[str, int], list[Lost]]:
@@ -392,15 +382,15 @@ def rescue_file(
             result = salvage(source, put)
             stamp = now_ms()  # counters only grow: every cache of the old file reads again
             backend.execute("UPDATE ck_versions SET kv = ?, history = ?", (stamp, stamp))
-        _digests_again(backend)
-        backend.rebuild_schema()  # the names' mirror and the trigram indexes from the rows
+        backend.rebuild_schema()  # with the digests of sessions whose own were lost  # the names' mirror and the trigram indexes from the rows
     finally:
         backend.close()
     return result
 
 
-def _digests_again(backend: Any) -> None:
-    """A search digest for each saved session whose own was lost, made from its body."""
+def digests_again(backend: Any) -> None:
+    """A search digest for each saved session whose own was lost (a rescue that could not
+    read it, a digest table dropped and re-created empty), made from its body."""
     from .legacy_index import body_key, text_digest
 
     for (profile,) in backend.query("SELECT DISTINCT profile FROM ck_sessions"):

@@ -8,42 +8,43 @@ import os
 import sqlite3
 from typing import Any
 
-from .salvage import Lost, damaged_tables, open_damaged, rescue_file, salvage
+from .salvage import Lost, damaged_tables, rescue_file, salvage
+
+# The backend's own connection reads the damaged file (opened read-only where the store is):
+# every statement here only reads it.
 
 
 def _files(path: str) -> list[str]:
     return [p for p in (path, path + "-wal", path + "-shm") if os.path.exists(p)]
 
 
+def _conn(backend: Any) -> sqlite3.Connection:
+    return backend._conn  # type: ignore[no-any-return]  # noqa: SLF001 - its own helper
+
+
 def page_damage(backend: Any) -> list[tuple[str, str]]:
     """``PRAGMA quick_check`` of each table; nothing for ``:memory:``."""
     if backend.path == ":memory:":
         return []
-    conn = open_damaged(backend.path)
-    try:
-        return damaged_tables(conn)
-    except sqlite3.DatabaseError as exc:  # the file's schema itself does not read
-        return [("sqlite_master", str(exc))]
-    finally:
-        conn.close()
+    with backend.lock:
+        try:
+            return damaged_tables(_conn(backend))
+        except sqlite3.OperationalError as exc:  # locked, unreadable file: not damage
+            raise backend.translate(exc) or exc from exc
+        except sqlite3.DatabaseError as exc:  # the file's schema itself does not read
+            return [("sqlite_master", str(exc))]
 
 
 def salvage_report(backend: Any) -> tuple[dict[str, int], list[Lost]]:
     """What a rescue would keep (rows per table) and lose, read without writing anything."""
-    conn = open_damaged(backend.path)
-    try:
-        return salvage(conn)
-    finally:
-        conn.close()
+    with backend.lock:
+        return salvage(_conn(backend))
 
 
 def rescue_into(backend: Any, target: str) -> tuple[dict[str, int], list[Lost]]:
     """Write every readable row of the store into the new store file ``target``."""
-    conn = open_damaged(backend.path)
-    try:
-        return rescue_file(conn, target, type(backend))
-    finally:
-        conn.close()
+    with backend.lock:
+        return rescue_file(_conn(backend), target, type(backend))
 
 
 def rescue(backend: Any) -> tuple[str, list[Lost]]:
@@ -59,7 +60,7 @@ def rescue(backend: Any) -> tuple[str, list[Lost]]:
     path = backend.path
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     kept, target = f"{path}.damaged-{stamp}", f"{path}.rescue-{stamp}"
-    conn: sqlite3.Connection = backend._conn  # noqa: SLF001 - the backend's own helper
+    conn = _conn(backend)
     with backend.lock:
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -73,7 +74,7 @@ def rescue(backend: Any) -> tuple[str, list[Lost]]:
             for p in _files(target):
                 os.unlink(p)
             raise
-        conn.execute("COMMIT")
+        conn.execute("ROLLBACK")  # nothing was written: the lock only kept writers out
         try:
             made = sqlite3.connect(target)
             try:
