@@ -125,6 +125,8 @@ def test_zeroed_pages_doctor_reports_export_saves_all_that_reads(tmp_path: Path)
     assert _contents(doc) == kept
     assert len(skipped_seqs) < len(archive) // 2
     assert len(doc["history"]) > 0
+    streamed = run(db, "export", ok=False)  # to stdout: the damage is found before any line
+    assert streamed.returncode == 4 and json.loads(streamed.stdout) == doc
 
     # repair: the store rebuilt from what reads, the damaged file kept, nothing readable lost
     fixed = run(db, "doctor", "--repair", ok=False)

@@ -14,6 +14,7 @@ from typing import Any
 import click
 
 from .. import EXPORT_FORMATS, IMPORT_SOURCES
+from ..errors import StoreError
 from .context import pass_ctx
 from .main import EXIT_CODES
 from .output import plain, working
@@ -47,10 +48,19 @@ PROGRESS_MIN_BYTES = 1 << 20  # smaller files import too fast for a bar to help
 def export_cmd(ctx, session_id: str | None, fmt: str, output: str | None) -> None:  # noqa: ANN001
     """Export the profile or one session (json, md, jsonl, sharegpt or html)."""
     store = ctx.store()
-    damage = store.damaged_pages()
-    if not damage:
-        _export(store, session_id, fmt, output)
-        return
+    if output:  # written to a temporary file first: a failure leaves nothing behind
+        try:
+            _export(store, session_id, fmt, output)
+            return
+        except StoreError:
+            damage = store.damaged_pages()
+            if not damage:
+                raise
+    else:  # streamed: the damage is looked for before the first line
+        damage = store.damaged_pages()
+        if not damage:
+            _export(store, session_id, fmt, output)
+            return
     # pages of the store file do not read: export every row that still does, from a copy
     tables = ", ".join(t for t, _why in damage)
     click.echo(
