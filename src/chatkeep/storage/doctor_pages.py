@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..errors import StoreError
 from .doctor_files import permissions, problem
 from .salvage import Lost, holds, where
 
@@ -57,13 +58,16 @@ def damage_problems(damage: list[tuple[str, str]]) -> list[dict[str, Any]]:
     ]
 
 
-def lost_problems(lost: list[Lost], profile: str) -> list[dict[str, Any]]:
-    """The lost rows of ``profile`` (and those whose profile is not known) as problems."""
+def lost_problems(lost: list[Lost], profile: str, *, every: bool = False) -> list[dict[str, Any]]:
+    """The lost rows of ``profile`` (and those whose profile is not known; ``every``: of every
+    profile, the others' marked with theirs) as problems."""
     out = []
     for row in lost:
-        if row.profile not in (None, profile):
+        if row.profile not in (None, profile) and not every:
             continue
         what = holds(row.table)
+        if row.profile not in (None, profile):
+            what += f" of profile {row.profile!r}"
         if row.key is None:
             what = "rows (how many is not known: no index names them) of " + what
         if row.table in REBUILT:
@@ -113,11 +117,17 @@ def rescue(
 ) -> tuple[list[dict[str, Any]], list[str]]:
     """Rebuild the store from its readable rows (see the module docstring): the problems
     found (the damaged tables repaired, the lost rows not) and notes."""
+    if damage[0][0] == "sqlite_master":
+        raise StoreError(
+            f"the schema of the store {backend.description} does not read: nothing was changed",
+            hint="restore a backup of the store (or an export of it)",
+        )
     kept, lost = backend.rescue()  # type: ignore[attr-defined]
     found = damage_problems(damage)
     for p in found:
         p["repaired"] = True
-    rows = lost_problems(lost, profile)
+    # the whole file is rebuilt: what every profile lost is said now
+    rows = lost_problems(lost, profile, every=True)
     for p in rows:
         p["repaired"] = p["kind"] == "rebuilt-row"
     gone = sum(1 for p in rows if not p["repaired"])
