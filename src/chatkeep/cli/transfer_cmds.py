@@ -13,8 +13,7 @@ from typing import Any
 
 import click
 
-from .. import EXPORT_FORMATS, IMPORT_SOURCES
-from ..errors import StoreError
+from .. import EXPORT_FORMATS, IMPORT_SOURCES, StoreError
 from .context import pass_ctx
 from .main import EXIT_CODES
 from .output import plain, working
