@@ -339,6 +339,13 @@ def check(
     """The doctor's report for ``profile`` (see the module docstring). ``restore_quarantine``
     first puts back the quarantined rows that read now (:mod:`.quarantine`), then repairs."""
     repair = repair or restore_quarantine
+    damage = backend.page_damage()  # first: the schema's own bookkeeping may not read
+    if damage and (not repair or getattr(backend, "read_only", False)):
+        return doctor_pages.report(backend, profile, damage, path)
+    rescued: list[dict[str, Any]] = []
+    notes: list[str] = []
+    if damage:
+        rescued, notes = doctor_pages.rescue(backend, profile, damage)
     lost = [
         problem("missing-table", name, f"the {kind} {name} is gone (dropped or damaged)")
         for kind, name in backend.missing_schema()
@@ -349,13 +356,6 @@ def check(
         backend.rebuild_schema()
         for p in lost:
             p["repaired"] = True
-    damage = backend.page_damage()
-    if damage and (not repair or getattr(backend, "read_only", False)):
-        return doctor_pages.report(backend, profile, damage, path)
-    rescued: list[dict[str, Any]] = []
-    notes: list[str] = []
-    if damage:
-        rescued, notes = doctor_pages.rescue(backend, profile, damage)
     if getattr(backend, "read_only", False):
         return _check_read_only(backend, profile, repair=repair, path=path)
     restored: list[str] = []

@@ -242,7 +242,12 @@ class SQLiteBackend(Backend):
         (it stays missing on an SQLite without FTS5) never makes a read-only open fail."""
         if "ck_migrations" not in tables:
             return True
-        done = {r[0] for r in self._conn.execute("SELECT name FROM ck_migrations").fetchall()}
+        try:
+            done = {r[0] for r in self._conn.execute("SELECT name FROM ck_migrations").fetchall()}
+        except sqlite3.OperationalError:
+            raise
+        except sqlite3.DatabaseError:  # its pages do not read: `doctor` reports and rebuilds it
+            return False
         missing = [m.name for m in self.migrations() if m.name not in done]
         if self.read_only and set(missing) <= _OPTIONAL:
             return False
