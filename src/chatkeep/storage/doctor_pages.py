@@ -96,6 +96,7 @@ def report(
             f"{sum(counts.values())} rows still read; {gone} row(s) or stretches of rows of"
             " this profile's content cannot be read"
         )
+    notes.append("the rest of the store is checked once it is rebuilt from the rows that read")
     read_only = bool(getattr(backend, "read_only", False))
     notes.append("this store is read-only here: nothing was changed" if read_only else HINT)
     problems += permissions(path)
