@@ -13,9 +13,10 @@ from typing import Any
 
 import click
 
-from .. import EXPORT_FORMATS, IMPORT_SOURCES
+from .. import EXPORT_FORMATS, IMPORT_SOURCES, StoreError
 from .context import pass_ctx
-from .output import working
+from .main import EXIT_CODES
+from .output import plain, working
 from .words import plural
 
 PROGRESS_MIN_BYTES = 1 << 20  # smaller files import too fast for a bar to help
@@ -45,9 +46,44 @@ PROGRESS_MIN_BYTES = 1 << 20  # smaller files import too fast for a bar to help
 @pass_ctx
 def export_cmd(ctx, session_id: str | None, fmt: str, output: str | None) -> None:  # noqa: ANN001
     """Export the profile or one session (json, md, jsonl, sharegpt or html)."""
+    store = ctx.store()
+    if output:  # written to a temporary file first: a failure leaves nothing behind
+        try:
+            _export(store, session_id, fmt, output)
+            return
+        except StoreError:
+            damage = store.damaged_pages()
+            if not damage:
+                raise
+    else:  # streamed: the damage is looked for before the first line
+        damage = store.damaged_pages()
+        if not damage:
+            _export(store, session_id, fmt, output)
+            return
+    # pages of the store file do not read: export every row that still does, from a copy
+    tables = ", ".join(t for t, _why in damage)
+    click.echo(
+        plain(f"warning: the store file has damaged pages ({tables}); exporting what still reads"),
+        err=True,
+    )
+    with working("reading around the damage…"), store.rescued() as (copy, skipped):
+        _export(copy, session_id, fmt, output)
+    if skipped:
+        click.echo(f"skipped {plural(len(skipped), 'unreadable row')}:", err=True)
+        for row in skipped:
+            click.echo(plain(f"  {row['what']}"), err=True)
+    click.echo(
+        "the export holds everything that still reads"
+        + (", except what is listed above" if skipped else "")
+        + "; `chatkeep doctor` reports the damage, `chatkeep doctor --repair` rebuilds the store",
+        err=True,
+    )
+    sys.exit(EXIT_CODES["store"])
+
+
+def _export(store: Any, session_id: str | None, fmt: str, output: str | None) -> None:
     import chatkeep
 
-    store = ctx.store()
     if session_id:
         session_id = store.sessions.resolve(
             session_id, evicted=None

@@ -303,17 +303,26 @@ class Backend(ABC):
 
     def rebuild_schema(self) -> None:
         """Re-create what :meth:`missing_schema` lists (the rows a dropped table held are not
-        brought back here: the doctor recovers what it can from the rows left)."""
+        brought back here: the doctor recovers what it can from the rows left), then give
+        each saved session whose search digest is gone a new one, made from its body."""
         with self.transaction("", write=True):
             for stmt in self.schema_statements():
                 if self._column_there(stmt):
                     continue
                 self.execute(stmt.replace("{blob}", self.blob_type))
             self.after_rebuild()
+        from .salvage import digests_again  # lazy: only a repair needs it
+
+        digests_again(self)
 
     def after_rebuild(self) -> None:
         """Bring derived tables back in step after :meth:`rebuild_schema` (override)."""
         return None
+
+    def page_damage(self) -> list[tuple[str, str]]:
+        """(table, what the database says) for each table whose pages do not read (SQLite:
+        zeroed or overwritten pages of the file); empty where the backend does not check."""
+        return []
 
     def _all_applied(self) -> bool:
         try:

@@ -26,6 +26,9 @@
                      looks like a new file): reported once, nothing to repair
 ``newer-schema``     a newer chatkeep changed the schema: this version opened the store
                      read-only, checks it without writing and repairs nothing
+``damaged-pages``    pages of the SQLite file do not read (zeroed, overwritten), with each row
+                     that cannot be read; repair rebuilds the store from the rows that read
+                     and keeps the damaged file (:mod:`.doctor_pages`)
 ``missing-table``    a table (or an index or trigger) of the schema is gone, dropped behind
                      chatkeep's back: nothing else can be checked until it is back; repair
                      re-creates every missing part, then recovers the index rows of a dropped
@@ -54,7 +57,7 @@ from ..constants import SESSION_BODY_PREFIX, SESSIONS_INDEX_KEY
 from ..errors import CorruptValue
 from ..limits import ENTRY_MAX_DEPTH, MAX_DEPTH
 from ..limits import problem as limit_problem
-from . import codec
+from . import codec, doctor_pages
 from .doctor_files import permissions, problem, read_only_notes, repair_permissions
 from .evicted import evicted_ids, evicted_key
 from .quarantine import QUARANTINE_PREFIX, restore
@@ -336,6 +339,13 @@ def check(
     """The doctor's report for ``profile`` (see the module docstring). ``restore_quarantine``
     first puts back the quarantined rows that read now (:mod:`.quarantine`), then repairs."""
     repair = repair or restore_quarantine
+    damage = backend.page_damage()  # first: the schema's own bookkeeping may not read
+    if damage and (not repair or getattr(backend, "read_only", False)):
+        return doctor_pages.report(backend, profile, damage, path)
+    rescued: list[dict[str, Any]] = []
+    notes: list[str] = []
+    if damage:
+        rescued, notes = doctor_pages.rescue(backend, profile, damage)
     lost = [
         problem("missing-table", name, f"the {kind} {name} is gone (dropped or damaged)")
         for kind, name in backend.missing_schema()
@@ -349,7 +359,6 @@ def check(
     if getattr(backend, "read_only", False):
         return _check_read_only(backend, profile, repair=repair, path=path)
     restored: list[str] = []
-    notes: list[str] = []
     with backend.transaction(profile, write=repair) as tx:
         if restore_quarantine:
             restored, kept = restore(tx)
@@ -361,12 +370,14 @@ def check(
         perms.insert(0, problem("empty-file", str(path), EMPTY_FILE))
     if repair and perms and path:
         repair_permissions(path, perms)
-    problems = lost + problems + perms
+    problems = lost + rescued + problems + perms
     remaining = problems
     if repair:
         with backend.transaction(profile, write=False) as tx:
             remaining, _ = _scan(tx)
         remaining += permissions(path)
+        # rows the rescue could not read are gone from the store: said once, by this report
+        remaining += [p for p in rescued if not p["repaired"]]
     return {
         "profile": profile,
         "healthy": not remaining,

@@ -124,6 +124,10 @@ class PostgresBackend(Backend):
         " AND table_name = ? AND column_name = ?"
     )
     bytes_len = "octet_length"
+    object_probe = (
+        "SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+        " WHERE n.nspname = current_schema() AND c.relname = ?"
+    )
     substring_fn = "strpos"
     joined_history_sql = (
         "SELECT count(*), string_agg(value, ',' ORDER BY pos) FROM ck_history WHERE profile=?"
@@ -147,6 +151,21 @@ class PostgresBackend(Backend):
 
     def migrations(self) -> tuple[Migration, ...]:
         return (*super().migrations(), TRIGRAMS, DIGEST_LZ4, PROFILE_TRIGRAMS)
+
+    def rebuilt_by(self, migration: Migration) -> tuple[str, ...]:
+        """The profile-keyed trigram indexes of migration 0012, where the server has the
+        extensions they need (without them the migration made none)."""
+        if migration.name != PROFILE_TRIGRAMS.name:
+            return ()
+        have = self.query(
+            "SELECT count(*) FROM pg_extension WHERE extname IN ('pg_trgm', 'btree_gin')"
+        )
+        if have[0][0] != 2:
+            return ()
+        return tuple(
+            f"CREATE INDEX IF NOT EXISTS {new} ON {table} USING gin (profile, {column} gin_trgm_ops)"
+            for table, column, _old, new in _PROFILE_TRIGRAMS
+        )
 
     def refresh_statistics(self) -> None:
         """``ANALYZE`` the tables an import fills: until autovacuum gets to them, the planner
@@ -252,6 +271,13 @@ class PostgresBackend(Backend):
                     "check that the server is running and reachable; the unfinished write was "
                     "rolled back and the next command reconnects"
                 ),
+            )
+        lost = str(exc).partition('relation "')[2].partition('"')[0]
+        if state == "42P01" and lost.startswith("ck_"):  # undefined_table
+            return StoreError(
+                f"the store {self.description} lost its table {lost} (it was dropped)",
+                hint="run `chatkeep doctor --repair`: it re-creates the table and recovers the"
+                " sessions from their stored bodies",
             )
         if isinstance(exc, self._psycopg.Error):
             return StoreError(f"PostgreSQL error: {str(exc).strip()}")

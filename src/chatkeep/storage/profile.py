@@ -9,11 +9,13 @@ lifecycle operations that combine storage with the request rules.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from json import loads
 
 from ..constants import DEFAULTS, GET_ALL_KEYS, ORIGINAL_PREFIX, SESSIONS_INDEX_KEY
 from ..digest import digest_json, hex_of
 from ..entries import has_image_parts, image_part_url, is_image_part
+from ..errors import StoreError
 from . import codec
 from .areas import LocalArea, MemoryArea
 from .backend import Backend
@@ -173,6 +175,54 @@ class Profile:
             path=getattr(self._backend, "path", None),
             restore_quarantine=bool(restore_quarantine),
         )
+
+    def damaged_pages(self) -> list[tuple[str, str]]:
+        """(table, what SQLite says) for each table of an SQLite store whose file pages do not
+        read (zeroed or overwritten); empty when the file checks out, and on other backends."""
+        return self._backend.page_damage()
+
+    @contextmanager
+    def rescued(self) -> Iterator[tuple[Profile, list[dict[str, Any]]]]:
+        """A read-only look at a damaged SQLite store: this profile in a temporary copy that
+        holds every row that still reads (:mod:`.salvage`), and what could not be read (each
+        ``{"table", "where", "what"}``; rows of search indexes and counts, which the copy
+        makes again, are not listed). The store itself is not changed; the copy is deleted
+        on leaving (it is made beside the store when that directory is writable)."""
+        import os
+        import tempfile
+
+        from .doctor_pages import REBUILT
+        from .salvage import describe, where
+
+        path = getattr(self._backend, "path", None)
+        if not isinstance(path, str) or path == ":memory:":
+            raise StoreError("only an SQLite store file can be rescued")
+        folder = os.path.dirname(os.path.abspath(path))
+        with tempfile.TemporaryDirectory(
+            prefix=".chatkeep-rescue-", dir=folder if os.access(folder, os.W_OK) else None
+        ) as tmp:
+            target = os.path.join(tmp, "rescued.db")
+            _counts, lost = self._backend.rescue_into(target)  # type: ignore[attr-defined]
+            skipped = [
+                {"table": row.table, "where": where(row), "what": describe(row)}
+                for row in lost
+                if row.table not in REBUILT and row.profile in (None, self.profile)
+            ]
+            copy = Profile(type(self._backend)(target), self.profile)  # type: ignore[call-arg]
+            try:
+                # rows that read from the file but do not parse (a zeroed stretch of a value)
+                skipped += [
+                    {
+                        "table": p["where"],
+                        "where": p["where"],
+                        "what": f"{p['where']}: {p['detail']}",
+                    }
+                    for p in copy.doctor()["problems"]
+                    if p["kind"] == "unreadable"
+                ]
+                yield copy, skipped
+            finally:
+                copy.close()
 
     def export_to(self, fh: IO[str]) -> dict[str, int]:
         """Stream the export document into the text file ``fh`` one value at a time (memory

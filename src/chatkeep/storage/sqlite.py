@@ -242,7 +242,12 @@ class SQLiteBackend(Backend):
         (it stays missing on an SQLite without FTS5) never makes a read-only open fail."""
         if "ck_migrations" not in tables:
             return True
-        done = {r[0] for r in self._conn.execute("SELECT name FROM ck_migrations").fetchall()}
+        try:
+            done = {r[0] for r in self._conn.execute("SELECT name FROM ck_migrations").fetchall()}
+        except sqlite3.OperationalError:
+            raise
+        except sqlite3.DatabaseError:  # its pages do not read: `doctor` reports and rebuilds it
+            return False
         missing = [m.name for m in self.migrations() if m.name not in done]
         if self.read_only and set(missing) <= _OPTIONAL:
             return False
@@ -300,6 +305,27 @@ class SQLiteBackend(Backend):
         for fts in ("ck_session_name_trgm", "ck_session_trgm"):
             if fts in have:
                 self.execute(f"INSERT INTO {fts} ({fts}) VALUES ('rebuild')")
+
+    # -- damaged pages (:mod:`.sqlite_rescue`) ----------------------------------------------
+    def page_damage(self) -> list[tuple[str, str]]:
+        from .sqlite_rescue import page_damage
+
+        return page_damage(self)
+
+    def salvage_report(self) -> tuple[dict[str, int], list[Any]]:
+        from .sqlite_rescue import salvage_report
+
+        return salvage_report(self)
+
+    def rescue_into(self, target: str) -> tuple[dict[str, int], list[Any]]:
+        from .sqlite_rescue import rescue_into
+
+        return rescue_into(self, target)
+
+    def rescue(self) -> tuple[str, list[Any]]:
+        from .sqlite_rescue import rescue
+
+        return rescue(self)
 
     def _use_trigram_index(self) -> None:
         """Search through the trigram index that migration 0007 (or, on a read-only store not
