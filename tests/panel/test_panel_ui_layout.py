@@ -224,8 +224,13 @@ def test_only_the_streaming_reply_is_a_live_region(page, live_server, pstore, pr
     page.press("#message", "Enter")
     page.wait_for_selector(".bubble.assistant.streaming .md:not(.pending)")
     live = page.evaluate(
-        "() => [...document.querySelectorAll('[aria-live]')].map(n => n.closest('.bubble')?.className)"
+        "() => [...document.querySelectorAll('#conversation [aria-live]')]"
+        ".map(n => n.closest('.bubble')?.className)"
     )
+    # besides it, only the one-line outcome of a turn outside the conversation (SPEC §11)
+    assert page.locator("[aria-live]:not(#conversation [aria-live])").evaluate_all(
+        "nodes => nodes.map(n => n.id)"
+    ) == ["turn-status"]
     assert live == ["bubble assistant streaming transient"]
     assert page.get_attribute(".streaming .md", "aria-busy") == "true"
     page.wait_for_selector("#stop", state="hidden")
