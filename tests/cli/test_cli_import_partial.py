@@ -82,3 +82,23 @@ def test_conversation_with_a_wrong_typed_field_is_skipped_with_its_reason(tmp_pa
     [skip] = report["skipped"]
     assert skip["where"] == "conversation 1" and "unexpected shape" in skip["reason"]
     assert skip.get("title") == convs[0]["name"]
+
+
+def test_an_export_of_an_empty_profile_imports_back_as_nothing_in_every_format(
+    tmp_path: Path,
+) -> None:
+    """Exporting an empty profile writes a file that imports back: exit 0, no session, and a
+    sentence saying the file held an empty profile (never a crash, never a bare 0)."""
+    empty = tmp_path / "empty.db"
+    for fmt in ("json", "md", "jsonl", "sharegpt"):
+        out = tmp_path / f"empty.{fmt}"
+        assert run(empty, "export", "--format", fmt, "-o", str(out)).returncode == 0
+        assert out.stat().st_size > 0, fmt
+        target = tmp_path / f"into-{fmt}.db"
+        result = run(target, "import", str(out))
+        assert result.returncode == 0, (fmt, result.stderr)
+        if fmt != "json":  # chatkeep's own json is a whole profile: it reports its counts
+            assert "export of an empty profile" in result.stdout, (fmt, result.stdout)
+        assert _sessions(target) == 0
+        report = json.loads(run(target, "import", str(out), "--json").stdout)
+        assert report.get("added", 0) == 0

@@ -146,6 +146,8 @@ def _summary(report: dict[str, Any]) -> str:
         if report.get("backup"):
             line += f"\nthe profile it replaced was backed up to {report['backup']}"
         return line
+    if report.get("empty"):
+        return f"nothing to import: the file is a {report['source']} export of an empty profile"
     added, already, skipped = report["added"], report["already"], report["skipped"]
     held = f"{plural(report['messages'], 'message')}, {plural(report['images'], 'image')}"
     line = f"imported {plural(added + already, 'conversation')} from {report['source']} ({held}): "

@@ -310,6 +310,8 @@ def import_file(
                 "already": 0,
                 "skipped": [],
                 "sessions": [],
+                "messages": 0,
+                "images": 0,
                 "empty": True,
             }
         if fmt == "markdown":
