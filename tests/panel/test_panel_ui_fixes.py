@@ -156,3 +156,36 @@ def test_a_stop_is_shown_where_the_user_is_looking(page, live_server, pstore, pr
     page.wait_for_function("() => document.getElementById('turn-status').textContent !== ''")
     assert "stopped" in page.locator("#turn-status").text_content()
     assert _in_view(page, ".bubble.assistant")
+
+
+def test_a_reasoning_model_shows_thinking_then_the_answer_with_its_reasoning_folded(
+    page, live_server, pstore, provider_server
+):
+    """While the model reasons the pending reply says it is thinking; once it lands the answer
+    is clean and the reasoning sits folded above it (never in the answer)."""
+    use_provider(pstore, provider_server)
+    thought = "step one, step two, and then the last step of all " * 6
+    words = thought.split(" ")
+    provider_server.queue(
+        Text(
+            "The answer is 42.",
+            reasoning=thought,
+            reasoning_chunks=[w + " " for w in words],
+            reasoning_as="reasoning_content",
+            delay=0.03,
+        )
+    )
+    open_panel(page, live_server)
+    page.fill("#message", "think hard")
+    page.press("#message", "Enter")
+    page.wait_for_selector(".bubble.assistant.streaming .md:has-text('thinking…')")
+    page.wait_for_selector(".bubble.assistant:not(.streaming) .md:has-text('The answer is 42.')")
+    bubble = page.locator(".bubble.assistant")
+    assert bubble.locator(".md").inner_text().strip() == "The answer is 42."
+    folded = bubble.locator("details.reasoning")
+    assert folded.get_attribute("open") is None
+    assert folded.locator(".aside-text").text_content().strip() == thought.strip()
+    stored = pstore.history.read()[-1]
+    assert (
+        stored["content"] == "The answer is 42." and stored["reasoning"].strip() == thought.strip()
+    )

@@ -14,6 +14,8 @@ The engine runs in a worker thread; its ``on_delta``/``on_notice`` callbacks fee
 * ``delta`` ``{"html", "chars"}`` — the reply so far as sanitized Markdown
   (:func:`~chatkeep.panel.markdown.render_markdown`), at most every :data:`RENDER_EVERY` s;
 * ``notice`` ``{"message"}`` — retries, the overflow rescue, the image cap;
+* ``thinking`` ``{"chars"}`` — how much reasoning the model has streamed so far (its text is
+  kept on the reply and shown folded once the turn has landed);
 * ``done`` ``{"interrupted", "warnings", "stats", "landed", "sessionId", "provider", "model",
   "rescued", "droppedImages"}`` — after which the page reloads ``/api/history``;
 * ``error`` ``{"status", "error": {"type", "message", "hint"}}`` — a failed turn.
@@ -100,6 +102,7 @@ async def _stream_turn(panel: PanelState, run: Run) -> Response:
             reply = run(
                 on_delta=lambda text: put("delta", text),
                 on_notice=lambda message: put("notice", message),
+                on_reasoning=lambda text: put("reasoning", len(text)),
                 cancel=cancel,
             )
             put("done", reply)
@@ -115,6 +118,7 @@ async def _stream_turn(panel: PanelState, run: Run) -> Response:
         text = ""
         rendered_at = 0.0
         dirty = False
+        thought, thought_at = 0, 0.0
 
         def render() -> str:
             nonlocal dirty, rendered_at
@@ -130,6 +134,12 @@ async def _stream_turn(panel: PanelState, run: Run) -> Response:
                     kind, data = await asyncio.wait_for(queue.get(), timeout=wait)
                 except TimeoutError:
                     yield render() if dirty else ": keep-alive\n\n"
+                    continue
+                if kind == "reasoning":  # only its size: the page shows "thinking…"
+                    thought += data
+                    if time.monotonic() - thought_at >= RENDER_EVERY:
+                        thought_at = time.monotonic()
+                        yield _sse("thinking", {"chars": thought})
                     continue
                 if kind == "delta":
                     text += data

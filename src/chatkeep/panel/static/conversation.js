@@ -404,7 +404,9 @@ export async function streamTurn(path, body, { echo = null, from = null, keep = 
       buffer += decoder.decode(value, { stream: true });
       buffer = parseEvents(buffer, (event, data) => {
         if (event === "start") state.turn = data.turn;
-        else if (event === "delta") {
+        else if (event === "thinking") {
+          if (md.classList.contains("pending")) md.textContent = `thinking… (${data.chars.toLocaleString()} characters)`;
+        } else if (event === "delta") {
           const stick = state.stick;
           md.classList.remove("pending");
           md.innerHTML = data.html; // server-sanitized Markdown
