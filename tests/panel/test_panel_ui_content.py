@@ -89,11 +89,11 @@ def test_usage_and_cost_under_each_reply_and_session_totals(make_page, live_serv
     assert lines.count() == 2
     # 500k plain × $2 + 400k cached × $0.5 + 100k written × $2.5 + 10k out × $8, per million
     assert lines.nth(0).inner_text() == (
-        "1,000,000 in · 400,000 cached · 100,000 cache write · 10,000 out · $1.530"
+        "1,000,000 in · 400,000 cached (40%) · 100,000 cache write · 10,000 out · $1.530"
     )
     assert lines.nth(1).inner_text() == "2,000 in · 500 out · $0.0080"
     assert page.locator("#session-usage").inner_text() == (
-        "Session: 1,002,000 in · 400,000 cached · 100,000 cache write · 10,500 out · $1.538"
+        "Session: 1,002,000 in · 400,000 cached (40%) · 100,000 cache write · 10,500 out · $1.538"
     )
 
 

@@ -72,6 +72,7 @@ from ..providers import (
     truncation_warning,
 )
 from ..rules.accounting import request_stats
+from ..rules.cache_hits import hit_drop_notice, recent_hits
 from ..rules.context import stub_oversized_attachments
 from ..rules.request_images import held_back_note
 from ..rules.usage import turn_cost
@@ -261,6 +262,7 @@ class Chat:
                 history = self.store.history.read()
             plan = plan_request(self.store, turn.card, turn.system, history, turn.user_entry)
             turn.dropped = plan.request.held_back  # images the per-request cap sent as labels
+            turn.hits_before = recent_hits(history)
             if turn.dropped:
                 notify(held_back_note(turn.dropped))
             if not turn.reuse:
@@ -314,6 +316,14 @@ class Chat:
         if done.finish_reason in ("length", "max_tokens", "max_output_tokens"):
             notify("the reply hit the model's output limit and may be cut short")
         card = turn.card
+        fell = hit_drop_notice(
+            turn.hits_before,
+            done.usage,
+            model=card.model,
+            now_ms=now_ms(),
+        )
+        if fell:
+            notify(fell)
         reply = Reply(
             text=done.text,
             provider=card.name,

@@ -44,6 +44,8 @@ class Turn:
     keep: list[Entry] = field(default_factory=list)
     #: send: the unanswered last question has this very text and images; it is answered
     reuse: bool = False
+    #: the cache-hit share of the replies before this turn (set when the request is planned)
+    hits_before: dict[str, Any] | None = None
 
 
 def _check_pixels(profile: Profile, entry: Entry) -> None:

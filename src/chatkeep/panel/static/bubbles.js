@@ -43,7 +43,8 @@ function money(x) {
 
 function usageText(usage, cost) {
   const bits = [`${fmt(usage.input)} in`];
-  if (usage.cachedRead) bits.push(`${fmt(usage.cachedRead)} cached`);
+  // the cache-hit share: what the provider read from its prompt cache, of the input
+  if (usage.cachedRead) bits.push(`${fmt(usage.cachedRead)} cached (${Math.round((100 * usage.cachedRead) / Math.max(1, usage.input))}%)`);
   if (usage.cacheWrite) bits.push(`${fmt(usage.cacheWrite)} cache write`);
   bits.push(`${fmt(usage.output)} out`);
   if (cost !== null) bits.push(money(cost));
