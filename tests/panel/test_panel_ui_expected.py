@@ -6,7 +6,10 @@ fold."""
 
 from __future__ import annotations
 
-from panel_helpers import expected_console_errors, open_panel
+from panel_helpers import expected_console_errors, open_panel, use_provider
+
+from factories import attachment
+from support.provider_server import Text, overflow
 
 # -- Settings: the error beside its card or field, never under "settings saved" -----------------
 
@@ -80,3 +83,37 @@ def test_a_bad_provider_card_keeps_its_input_and_shows_the_error_inside_it(
     assert page.locator(".field-error").count() == 0
     assert sorted(pstore.get_all()["providers"]) == ["bad", "good"]
     expected_console_errors(page, "status of 400")
+
+
+# -- a trimmed attachment says so on its chip ----------------------------------------------------
+
+
+def test_an_attachment_trimmed_by_a_rescue_says_so_on_its_chip(
+    page, live_server, pstore, provider_server
+):
+    """The provider answers "context too long" once: the rescue trims the big page and asks
+    again; the page's chip then reads "trimmed" with the original and the kept size, and the
+    whole text is still in the store."""
+    use_provider(pstore, provider_server)
+    body = "A long page about tides. " * 1300
+    page_entry = attachment(body, title="Tides")
+    pstore.history.append(page_entry)
+    original_chars = len(page_entry["content"])
+    provider_server.queue(overflow("openai_chat"), Text("rescued answer"))
+    open_panel(page, live_server)
+    assert page.locator(".chip .chip-trimmed").count() == 0
+    page.fill("#message", "summarise the page")
+    page.press("#message", "Enter")
+    page.wait_for_selector(".bubble.assistant:not(.streaming) .md:has-text('rescued answer')")
+    chip = page.locator(".chip")
+    chip.locator(".chip-trimmed").wait_for()
+    assert chip.locator(".chip-trimmed").inner_text() == "trimmed"
+    stored = pstore.history.read()[0]
+    kept_chars = len(stored["content"])
+    assert kept_chars < original_chars
+    meta = chip.locator(".chip-meta").inner_text()
+    assert f"{kept_chars:,} of {original_chars:,} chars kept" in meta
+    assert pstore.local.get(f"attachOriginal_{page_entry['attachId']}") == page_entry
+    page.reload()
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.locator(".chip .chip-trimmed").count() == 1

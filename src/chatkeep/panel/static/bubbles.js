@@ -80,7 +80,9 @@ function fileName(url) {
 export function chip(view, readOnly) {
   const a = view.attachment || {};
   const video = view.videoSrc && isHttpUrl(view.videoSrc.url) ? view.videoSrc.url : "";
-  const bits = [`${fmt(a.chars)} chars`];
+  // An attachment an overflow rescue trimmed says so, with the size it had and the size kept.
+  const trimmed = a.trimmed && typeof a.trimmed === "object" ? a.trimmed : null;
+  const bits = [trimmed ? `${fmt(trimmed.keptChars)} of ${fmt(trimmed.originalChars)} chars kept` : `${fmt(a.chars)} chars`];
   if (a.images) bits.push(`${a.images} image${a.images === 1 ? "" : "s"}`);
   if (a.summarized) bits.push("condensed");
   const web = video || (isHttpUrl(a.url) ? a.url : "");
@@ -96,6 +98,13 @@ export function chip(view, readOnly) {
       : local && local !== a.title
         ? el("span", { className: "chip-url", text: local })
         : null,
+    trimmed
+      ? el("span", {
+          className: "chip-trimmed",
+          text: "trimmed",
+          title: "Trimmed to fit the model's context window; the whole text is kept in the store",
+        })
+      : null,
     el("span", { className: "chip-meta", text: bits.join(", ") }),
     view.attachId && !readOnly
       ? el("button", {
