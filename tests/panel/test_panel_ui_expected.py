@@ -6,9 +6,10 @@ fold."""
 
 from __future__ import annotations
 
+import pytest
 from panel_helpers import expected_console_errors, open_panel, use_provider
 
-from factories import attachment
+from factories import assistant, attachment, user
 from support.provider_server import Text, overflow
 
 # -- Settings: the error beside its card or field, never under "settings saved" -----------------
@@ -117,3 +118,124 @@ def test_an_attachment_trimmed_by_a_rescue_says_so_on_its_chip(
     page.reload()
     page.wait_for_selector("body[data-ready='1']")
     assert page.locator(".chip .chip-trimmed").count() == 1
+
+
+# -- 360–400 px: header, tables, toasts ------------------------------------------------------------
+
+FITS_JS = """sel => { const n = document.querySelector(sel);
+    return n.scrollWidth <= n.clientWidth + 1 && n.scrollHeight <= n.clientHeight + 1; }"""
+
+# Whether the picker's chosen option is shown whole: its text width against the room inside the
+# select (its width less padding, border and the arrow).
+PICKER_FITS_JS = """() => { const s = document.getElementById('model-picker');
+    const st = getComputedStyle(s);
+    const ctx = document.createElement('canvas').getContext('2d');
+    ctx.font = `${st.fontWeight} ${st.fontSize} ${st.fontFamily}`;
+    const text = s.selectedOptions[0].textContent;
+    const room = s.clientWidth - parseFloat(st.paddingLeft) - parseFloat(st.paddingRight) - 24;
+    return ctx.measureText(text).width <= room; }"""
+
+
+def _overlap(page, a: str, b: str) -> bool:
+    return page.evaluate(
+        """([a, b]) => { const r = document.querySelector(a).getBoundingClientRect();
+                         const s = document.querySelector(b).getBoundingClientRect();
+                         return r.left < s.right && s.left < r.right && r.top < s.bottom && s.top < r.bottom; }""",
+        [a, b],
+    )
+
+
+@pytest.mark.parametrize("width", [360, 400])
+def test_narrow_header_shows_the_session_name_and_model_whole(
+    make_page, live_server, pstore, provider_server, width
+):
+    """At 360 and 400 px neither "Unsaved conversation", a session's name, "No model — add one
+    in Settings" nor "loop · loop-model" is cut short, and nothing scrolls sideways."""
+    page = make_page(width=width)
+    open_panel(page, live_server)
+    assert page.inner_text("#session-name") == "Unsaved conversation"
+    assert page.evaluate(FITS_JS, "#session-name")
+    assert "No model" in page.evaluate(
+        "() => document.getElementById('model-picker').selectedOptions[0].textContent"
+    )
+    assert page.evaluate(PICKER_FITS_JS)
+    use_provider(pstore, provider_server)
+    pstore.history.append(user("hello"))
+    pstore.sessions.save("Weekend trip to the coast, with notes")
+    page.reload()
+    page.wait_for_selector("body[data-ready='1']")
+    page.wait_for_function(
+        "() => document.getElementById('session-name').textContent.startsWith('Weekend')"
+    )
+    assert page.evaluate(FITS_JS, "#session-name")
+    assert page.evaluate(PICKER_FITS_JS)
+    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+
+
+def test_a_narrow_table_scrolls_inside_the_reply_and_keeps_words_whole(
+    make_page, live_server, pstore
+):
+    """A wide Markdown table at 360 px: no word is broken across lines; the table scrolls
+    sideways inside its reply, the page does not."""
+    rows = "\n".join(
+        f"| item{i} | internationalisation | characteristically | incomprehensibilities |"
+        for i in range(3)
+    )
+    table = "| name | first column | second column | third column |\n|---|---|---|---|\n" + rows
+    pstore.history.append(user("a table please"))
+    pstore.history.append(assistant(table))
+    page = make_page(width=360)
+    open_panel(page, live_server)
+    wrap = page.locator(".bubble.assistant .table-wrap")
+    wrap.wait_for()
+    broken = page.evaluate(
+        """() => { const out = [];
+            for (const cell of document.querySelectorAll('.md td, .md th')) {
+              const node = cell.firstChild; if (!node || node.nodeType !== 3) continue;
+              const text = node.textContent; let at = 0;
+              for (const word of text.split(' ')) {
+                const range = document.createRange();
+                range.setStart(node, at); range.setEnd(node, at + word.length);
+                const lines = new Set([...range.getClientRects()].map(r => Math.round(r.top)));
+                if (word && lines.size > 1) out.push(word);
+                at += word.length + 1;
+              }
+            }
+            return out; }"""
+    )
+    assert broken == []
+    assert wrap.evaluate("w => w.scrollWidth > w.clientWidth")
+    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+    assert page.evaluate(
+        "() => { const c = document.getElementById('conversation'); return c.scrollWidth <= c.clientWidth; }"
+    )
+
+
+@pytest.mark.parametrize("width", [360, 400])
+def test_toasts_cover_neither_the_first_message_nor_the_drawers_close_button(
+    make_page, live_server, pstore, width
+):
+    """A toast on the main view takes its own room above the conversation; one in the drawer
+    sits above its heading: the first message and the drawer's close button stay uncovered."""
+    pstore.history.append(user("the very first message"))
+    pstore.history.append(assistant("a reply"))
+    page = make_page(width=width)
+    open_panel(page, live_server)
+    page.click("#toggle-attach")
+    page.fill("#attach-url", "ftp://nowhere.invalid/x")
+    page.click("#attach-url-btn")
+    page.wait_for_selector("#notices .notice")
+    page.evaluate("() => { document.getElementById('conversation').scrollTop = 0; }")
+    assert not _overlap(page, "#notices .notice", ".bubble.user")
+    assert not _overlap(page, "#notices .notice", "#topbar")
+    page.click("#notices .notice .close")
+    page.click("#open-drawer")
+    page.click("#drawer-save")  # a saved conversation: a toast in the drawer
+    page.wait_for_selector("#drawer #notices .notice")
+    assert not _overlap(page, "#drawer #notices .notice", "#close-drawer")
+    assert page.evaluate(
+        """() => { const b = document.getElementById('close-drawer').getBoundingClientRect();
+                   const hit = document.elementFromPoint(b.x + b.width / 2, b.y + b.height / 2);
+                   return document.getElementById('close-drawer').contains(hit); }"""
+    )
+    expected_console_errors(page, "status of 4")
