@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from panel_helpers import expected_console_errors, open_panel, use_provider
 
-from factories import assistant, attachment, user
+from factories import assistant, attachment, image_entry, png_data_url, user
 from support.provider_server import Text, overflow
 
 # -- Settings: the error beside its card or field, never under "settings saved" -----------------
@@ -239,3 +239,119 @@ def test_toasts_cover_neither_the_first_message_nor_the_drawers_close_button(
                    return document.getElementById('close-drawer').contains(hit); }"""
     )
     expected_console_errors(page, "status of 4")
+
+
+# -- Esc, the kept draft, copy, the lightbox, folding -------------------------------------------
+
+
+def test_esc_stops_a_streaming_reply_like_the_stop_button(
+    page, live_server, pstore, provider_server
+):
+    """Esc during a slow reply stops it: the reply is kept, marked "stopped", and the provider
+    stream is cut well before its end."""
+    use_provider(pstore, provider_server)
+    words = [f"word{i} " for i in range(300)]
+    provider_server.queue(Text("".join(words), chunks=words, delay=0.05))
+    open_panel(page, live_server)
+    page.fill("#message", "talk for a while")
+    page.press("#message", "Enter")
+    page.wait_for_selector(".bubble.assistant.streaming .md:not(.pending)")
+    page.keyboard.press("Escape")
+    page.wait_for_selector(".bubble.assistant .meta:has-text('stopped')")
+    assert page.locator("#send").is_visible()
+    reply = pstore.history.read()[-1]
+    assert reply["role"] == "assistant" and reply.get("interrupted") is True
+    assert len(reply["content"]) < len("".join(words))
+
+
+def test_the_draft_survives_a_reload_and_goes_once_sent(page, live_server, pstore, provider_server):
+    """A half-written message is back after a reload; once it is sent, a reload shows an empty
+    composer. The draft belongs to this store: another store's panel does not show it."""
+    use_provider(pstore, provider_server)
+    provider_server.queue(Text("an answer"))
+    open_panel(page, live_server)
+    page.fill("#message", "a thought I have not finished\nsecond line")
+    page.reload()
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.input_value("#message") == "a thought I have not finished\nsecond line"
+    page.press("#message", "Enter")
+    page.wait_for_selector(".bubble.assistant:not(.streaming) .md:has-text('an answer')")
+    page.reload()
+    page.wait_for_selector("body[data-ready='1']")
+    assert page.input_value("#message") == ""
+    page.fill("#message", "kept for this store only")
+    keys = page.evaluate(
+        "() => Object.keys(localStorage).filter(k => k.startsWith('chatkeep-draft:'))"
+    )
+    assert len(keys) == 1
+    state = page.evaluate(
+        "async () => (await fetch('/api/state', {headers: {'X-Chatkeep-Token': "
+        "new URLSearchParams(location.search).get('token')}})).json()"
+    )
+    assert keys == [f"chatkeep-draft:{state['draftKey']}"]
+    assert str(pstore.url) not in state["draftKey"]
+
+
+def test_a_user_message_can_be_copied(page, live_server, pstore):
+    """Copy on a user bubble puts its whole text on the clipboard."""
+    text = "my question, with\ntwo lines"
+    pstore.history.append(user(text))
+    pstore.history.append(assistant("an answer"))
+    open_panel(page, live_server)
+    page.click(".bubble.user .copy")
+    page.wait_for_selector(".bubble.user .copy:has-text('Copied')")
+    assert page.evaluate("() => navigator.clipboard.readText()") == text
+
+
+def test_an_image_opens_in_a_lightbox_and_focus_returns(page, live_server, pstore):
+    """Clicking a sent image opens it in a modal lightbox (no new tab); Esc closes it and the
+    focus goes back to the image; the Close button does the same."""
+    pstore.history.append(image_entry("look at this", png_data_url(900, 600)))
+    pstore.history.append(assistant("a picture"))
+    open_panel(page, live_server)
+    pages_before = len(page.context.pages)
+    page.click(".bubble-images a")
+    page.wait_for_selector("#lightbox[open]")
+    assert len(page.context.pages) == pages_before
+    page.wait_for_function("() => document.getElementById('lightbox-image').naturalWidth === 900")
+    assert page.evaluate("() => document.activeElement.id") == "lightbox-close"
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#lightbox:not([open])", state="attached")
+    assert page.evaluate("() => document.activeElement.closest('.bubble-images') !== null")
+    page.keyboard.press("Enter")  # the focused image link opens it again
+    page.wait_for_selector("#lightbox[open]")
+    page.click("#lightbox-close")
+    page.wait_for_selector("#lightbox:not([open])", state="attached")
+    assert page.evaluate("() => document.activeElement.closest('.bubble-images') !== null")
+    assert len(page.context.pages) == pages_before
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a long message " * 100, "\n".join(f"line {i}" for i in range(30))],
+    ids=["chars", "lines"],
+)
+def test_a_long_user_message_is_folded_with_show_more(page, live_server, pstore, text):
+    """Over ~1,200 characters or 20 lines a user message is folded; Show more unfolds it and
+    Show less folds it back; a short one is not folded."""
+    pstore.history.append(user("short question"))
+    pstore.history.append(assistant("short answer"))
+    pstore.history.append(user(text))
+    pstore.history.append(assistant("an answer"))
+    open_panel(page, live_server)
+    short, long = page.locator(".bubble.user").nth(0), page.locator(".bubble.user").nth(1)
+    assert short.locator(".fold-toggle").count() == 0
+    body = long.locator(".text")
+    toggle = long.locator(".fold-toggle")
+    assert toggle.inner_text() == "Show more"
+    assert toggle.get_attribute("aria-expanded") == "false"
+    folded = body.evaluate("n => n.clientHeight")
+    assert body.evaluate("n => n.scrollHeight > n.clientHeight")
+    assert body.text_content() == text  # all of it is there, only folded
+    toggle.click()
+    assert toggle.inner_text() == "Show less"
+    assert toggle.get_attribute("aria-expanded") == "true"
+    assert body.evaluate("n => n.clientHeight") > folded
+    assert body.evaluate("n => n.scrollHeight <= n.clientHeight + 1")
+    toggle.click()
+    assert body.evaluate("n => n.clientHeight") == folded
