@@ -153,15 +153,16 @@ export function images(list) {
 // focus goes back to the image link that opened it.
 export function openLightbox(src, alt, opener) {
   const dialog = document.getElementById("lightbox");
-  const img = document.getElementById("lightbox-image");
+  const frame = document.getElementById("lightbox-frame");
   if (!dialog.dataset.wired) {
     dialog.dataset.wired = "1";
     document.getElementById("lightbox-close").addEventListener("click", () => dialog.close());
     // a click on the backdrop (outside the dialog's box) closes it too
     dialog.addEventListener("click", (e) => e.target === dialog && dialog.close());
+    // the image is in the page only while the lightbox is open
+    dialog.addEventListener("close", () => frame.replaceChildren());
   }
-  img.src = src;
-  img.alt = alt;
+  frame.replaceChildren(el("img", { id: "lightbox-image", src, alt }));
   document.getElementById("lightbox-open").href = src;
   openModal(dialog, document.getElementById("lightbox-close"), opener);
 }
