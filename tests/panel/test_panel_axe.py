@@ -1,6 +1,6 @@
 """Accessibility audit with axe-core (fetched from npm by the set-up, never vendored): no serious
-or critical violation on the main view, the drawer, Settings and the preview, in light and dark,
-at 400 and 1400 px. The same pages are the screenshots of ``docs/panel.md``: with
+or critical violation on the main view, the drawer, Settings, the preview and the image lightbox,
+in light and dark, at 360, 400 and 1400 px. The same pages are the screenshots of ``docs/panel.md``: with
 ``CHATKEEP_DOCS_SCREENSHOTS=1`` they are written to ``docs/img/``."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from factories import assistant, attachment, image_entry, png_data_url, user
 AXE_VERSION = "4"
 CACHE = Path(os.environ.get("CHATKEEP_TEST_CACHE", Path.home() / ".cache" / "chatkeep-tests"))
 DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
-VIEWS = ["main", "drawer", "settings", "preview"]
+VIEWS = ["main", "drawer", "settings", "preview", "lightbox"]
 
 
 @pytest.fixture(scope="session")
@@ -113,6 +113,12 @@ def _show(page, view: str) -> None:
         page.fill("#message", "draft question")
         page.click("#open-preview")
         page.wait_for_selector("#preview-dialog[open] .preview-stats")
+    elif view == "lightbox":
+        if page.locator(".bubble-images a").count() == 0:
+            page.click("#load-earlier")
+        page.locator(".bubble-images a").first.click()
+        page.wait_for_selector("#lightbox[open]")
+        page.wait_for_function("() => document.getElementById('lightbox-image').complete")
 
 
 def _audit(page, axe_source: str) -> list[str]:
@@ -129,9 +135,10 @@ def _audit(page, axe_source: str) -> list[str]:
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
-@pytest.mark.parametrize("width", [400, 1400])
+@pytest.mark.parametrize("width", [360, 400, 1400])
 def test_axe_finds_no_serious_violation(make_page, live_server, pstore, axe_source, width, theme):
-    """Main view, drawer, Settings and preview pass axe-core's serious and critical rules."""
+    """Main view, drawer, Settings, preview and lightbox pass axe-core's serious and critical
+    rules."""
     _fill(pstore)
     problems = {}
     for view in VIEWS:

@@ -32,14 +32,16 @@ def _wide_conversation(store):
 @pytest.mark.parametrize(("width", "theme"), SIZES)
 def test_no_sideways_scroll_and_compact_chrome(make_page, live_server, pstore, width, theme):
     """Long URLs, wide code, tables and images never widen the page; header and composer stay
-    on one line; the open Settings and preview dialogs fit the width too."""
+    compact (the header on one row, two in a narrow side panel); the open Settings and preview dialogs fit the width too."""
     _wide_conversation(pstore)
     page = make_page(width=width, theme=theme, height=800)
     open_panel(page, live_server)
     assert page.evaluate(NO_SIDEWAYS)
     header = page.locator("#topbar").bounding_box()
     composer = page.locator("#composer").bounding_box()
-    assert header["height"] < 56  # one row of icon buttons, nothing wraps
+    # one row of icon buttons; in a narrow side panel the model picker takes a second row so
+    # that neither it nor the session name is cut short
+    assert header["height"] < (56 if width > 560 else 90)
     assert composer["height"] < 110  # a compact composer leaves the reading room
     page.click("#open-settings")
     page.wait_for_selector("#settings-dialog[open]")

@@ -13,6 +13,7 @@ from chatkeep.rules.context import (
     build_agent_turn,
     build_page_context_text,
     stub_oversized_attachments,
+    trimmed_original_chars,
 )
 
 BIG_BODY = "x" * 9000
@@ -228,3 +229,15 @@ def test_agent_turn_text_only_attachment_parts():
     entry = {"role": "user", "content": [txt(PAGE_CONTEXT_PREFIX + "\nA"), img_part("I"), txt("B")]}
     turn = build_agent_turn([entry], "", [])
     assert turn == {"text": PAGE_CONTEXT_PREFIX + "\nA\nB", "images": ["I"]}
+
+
+def test_trimmed_original_chars_reads_the_size_a_rescue_stub_records():
+    """A rescue stub gives back the original size it records; anything else gives None (an
+    aged stub, a plain attachment, a message quoting the size line)."""
+    history = [attachment(BIG_BODY, attach_id="a"), attachment("small", attach_id="c")]
+    out, _ = stub_oversized_attachments(history)
+    assert trimmed_original_chars(out[0]) == len(history[0]["content"])
+    assert trimmed_original_chars(out[1]) is None
+    assert trimmed_original_chars(user("Original size: ~5 chars. quoted")) is None
+    aged = age_stale_attachments(_conversation())
+    assert all(trimmed_original_chars(e) is None for e in aged)

@@ -7,7 +7,9 @@
   "bytes"}]}``; ``src`` is ``/api/image/<sha256 of the data URL>``, the stored pixels served at
   full resolution by the image endpoint;
 * attachments — ``{"kind": "attachment", "attachment": {"title", "url", "chars", "images",
-  "summarized"}}``: a chip, never a bubble; the page text itself is not sent;
+  "summarized", "trimmed"?}}``: a chip, never a bubble; the page text itself is not sent;
+  ``trimmed`` (``{"originalChars", "keptChars"}``) when an overflow rescue replaced the text
+  with its stub;
 * assistant replies — ``{"kind": "message", "text", "html"}``: ``html`` is
   :func:`~chatkeep.panel.markdown.render_markdown` of the text, with ``[mm:ss]`` pills opening the
   video of the conversation (the entry's own ``videoSrc``, else the latest earlier one).
@@ -41,6 +43,7 @@ from .. import (
     is_attachment,
     is_image_part,
 )
+from ..rules.context import trimmed_original_chars
 from .markdown import render_markdown_cached
 
 __all__ = ["ALLOWED_IMAGE_TYPES", "ImageRegistry", "history_view", "image_key"]
@@ -159,6 +162,11 @@ def history_view(
             meta = dict(base.get("attachment") or {})
             meta["images"] = len(infos)
             meta["summarized"] = bool(entry.get("summarized"))
+            original = trimmed_original_chars(entry)
+            if original is not None:
+                # an overflow rescue replaced the text with a stub (the whole text is kept
+                # under attachOriginal_<attachId>): the chip says so, with both sizes
+                meta["trimmed"] = {"originalChars": original, "keptChars": meta.get("chars", 0)}
             view["kind"] = "attachment"
             view["attachment"] = meta
         else:

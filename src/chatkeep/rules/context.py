@@ -46,6 +46,7 @@ __all__ = [
     "build_page_context_text",
     "oversized_stub",
     "stub_oversized_attachments",
+    "trimmed_original_chars",
 ]
 
 AGED_STUB_HEADER = (
@@ -130,6 +131,19 @@ def oversized_stub(entry: Entry) -> str:
         _SIZE_LINE.format(n=text_length(entry)),
     ]
     return "\n".join(lines)
+
+
+_SIZE_RE = re.compile(r"^Original size: ~(\d+) chars\.", re.M)
+
+
+def trimmed_original_chars(entry: Entry) -> int | None:
+    """The original size an overflow-rescue stub (:func:`oversized_stub`) records for the
+    attachment it replaced; ``None`` when ``entry`` is not such a stub."""
+    text = entry_text(entry)
+    if OVERSIZED_STUB_NOTE not in text:
+        return None
+    found = _SIZE_RE.search(text)
+    return int(found.group(1)) if found else None
 
 
 def age_stale_attachments(

@@ -18,6 +18,7 @@ panel's ``summarize`` option on, long attachments are condensed in the backgroun
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import tempfile
@@ -72,6 +73,12 @@ def history_payload(
     )
 
 
+def draft_key(store: Any) -> str:
+    """Where the page keeps the composer's draft (``localStorage``): one key per store and
+    profile, a digest so that no path or database address reaches the page."""
+    return hashlib.sha256(f"{store.url}\0{store.profile}".encode()).hexdigest()[:24]
+
+
 def _needs_video_context(entries: list[Any]) -> bool:
     """Whether a reply among ``entries`` shows ``[mm:ss]`` markers before any video of its own
     or of the entries before it: only then does the video before them matter."""
@@ -119,6 +126,7 @@ async def state(request: Request) -> Response:
             "history": history_payload(panel, settings),
             "archived": panel.store.history.archived_count(),
             "version": __version__,
+            "draftKey": draft_key(panel.store),
         }
         return payload, (time.perf_counter() - began) * 1000
 

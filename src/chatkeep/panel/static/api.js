@@ -70,8 +70,23 @@ export function isHttpUrl(url) {
 }
 
 // One toast at a time, always above whatever is on top: inside the open modal dialog when there
-// is one (a dialog's backdrop covers everything outside it), else in the page's corner.
+// is one (a dialog's backdrop covers everything outside it, and there it sits at the dialog's top,
+// above its heading and close button), else in a strip between the header and the conversation.
+// A toast takes its own room and covers nothing; a conversation read at its end stays at its end.
 let toastTimer = null;
+
+export function homeNotices(box = document.getElementById("notices")) {
+  const conversation = document.getElementById("conversation");
+  if (box && conversation && box.nextElementSibling !== conversation) conversation.before(box);
+  box?.classList.remove("in-dialog");
+}
+
+function keepingEnd(change) {
+  const box = document.getElementById("conversation");
+  const atEnd = box && box.scrollHeight - box.scrollTop - box.clientHeight < 48;
+  change();
+  if (atEnd) box.scrollTop = box.scrollHeight;
+}
 
 function toastHost() {
   const dialogs = [...document.querySelectorAll("dialog[open]")];
@@ -81,8 +96,11 @@ function toastHost() {
 export function notice(message, { kind = "info", hint = "", timeout = 6000 } = {}) {
   const box = document.getElementById("notices");
   const host = toastHost();
-  if (box.parentElement !== host) host.append(box);
-  box.classList.toggle("in-dialog", host !== document.body);
+  if (host === document.body) homeNotices(box);
+  else if (box.parentElement !== host) {
+    host.prepend(box);
+    box.classList.add("in-dialog");
+  }
   const item = el(
     "div",
     { className: `notice ${kind}`, role: kind === "error" ? "alert" : "status" },
@@ -96,7 +114,7 @@ export function notice(message, { kind = "info", hint = "", timeout = 6000 } = {
       onclick: () => item.remove(),
     }),
   );
-  box.replaceChildren(item);
+  keepingEnd(() => box.replaceChildren(item));
   clearTimeout(toastTimer);
   if (timeout) toastTimer = setTimeout(() => item.remove(), timeout);
   return item;
@@ -158,7 +176,7 @@ export function openModal(dialog, focus, opener = document.activeElement) {
     "close",
     () => {
       const box = document.getElementById("notices");
-      if (box && dialog.contains(box)) document.body.append(box);
+      if (box && dialog.contains(box)) homeNotices(box);
       const now = document.activeElement;
       const unplaced = !now || now === document.body || dialog.contains(now) || now === opener;
       if (unplaced && opener && opener.isConnected && typeof opener.focus === "function") opener.focus();

@@ -3,7 +3,7 @@
 // a reply's `html` is the server-sanitized Markdown. What a node does when clicked comes from
 // `hooks`, filled in by conversation.js.
 
-import { el, imageUrl, isHttpUrl, showError } from "./api.js";
+import { el, imageUrl, isHttpUrl, openModal, showError } from "./api.js";
 
 export const hooks = {
   providers: () => ({}),
@@ -81,7 +81,9 @@ function fileName(url) {
 export function chip(view, readOnly) {
   const a = view.attachment || {};
   const video = view.videoSrc && isHttpUrl(view.videoSrc.url) ? view.videoSrc.url : "";
-  const bits = [`${fmt(a.chars)} chars`];
+  // An attachment an overflow rescue trimmed says so, with the size it had and the size kept.
+  const trimmed = a.trimmed && typeof a.trimmed === "object" ? a.trimmed : null;
+  const bits = [trimmed ? `${fmt(trimmed.keptChars)} of ${fmt(trimmed.originalChars)} chars kept` : `${fmt(a.chars)} chars`];
   if (a.images) bits.push(`${a.images} image${a.images === 1 ? "" : "s"}`);
   if (a.summarized) bits.push("condensed");
   const web = video || (isHttpUrl(a.url) ? a.url : "");
@@ -97,6 +99,13 @@ export function chip(view, readOnly) {
       : local && local !== a.title
         ? el("span", { className: "chip-url", text: local })
         : null,
+    trimmed
+      ? el("span", {
+          className: "chip-trimmed",
+          text: "trimmed",
+          title: "Trimmed to fit the model's context window; the whole text is kept in the store",
+        })
+      : null,
     el("span", { className: "chip-meta", text: bits.join(", ") }),
     view.attachId && !readOnly
       ? el("button", {
@@ -119,13 +128,70 @@ export function images(list) {
       const src = img.src.startsWith("data:") ? img.src : imageUrl(img.src);
       const title = img.width ? `${img.width}×${img.height} ${img.mime || ""}` : img.mime || "";
       // Known sizes reserve the space before the pixels arrive, so the scroll position holds.
+      // A click opens the lightbox (the link still works for a new tab with a middle click).
+      const alt = `image you sent (${title.trim() || "image"})`;
       return el(
         "a",
-        { href: src, target: "_blank", rel: "noopener noreferrer", "aria-label": `Open image ${i + 1}` },
-        el("img", { src, alt: `image you sent (${title.trim() || "image"})`, title, width: img.width, height: img.height }),
+        {
+          href: src,
+          target: "_blank",
+          rel: "noopener noreferrer",
+          "aria-label": `Open image ${i + 1}`,
+          "aria-haspopup": "dialog",
+          onclick: (e) => {
+            if (e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0) return;
+            e.preventDefault();
+            openLightbox(src, alt, e.currentTarget);
+          },
+        },
+        el("img", { src, alt, title, width: img.width, height: img.height }),
       );
     }),
   );
+}
+
+// The lightbox: a modal <dialog> with the image at full size; Esc or Close shuts it and the
+// focus goes back to the image link that opened it.
+export function openLightbox(src, alt, opener) {
+  const dialog = document.getElementById("lightbox");
+  const frame = document.getElementById("lightbox-frame");
+  if (!dialog.dataset.wired) {
+    dialog.dataset.wired = "1";
+    document.getElementById("lightbox-close").addEventListener("click", () => dialog.close());
+    // a click on the backdrop (outside the dialog's box) closes it too
+    dialog.addEventListener("click", (e) => e.target === dialog && dialog.close());
+    // the image is in the page only while the lightbox is open
+    dialog.addEventListener("close", () => frame.replaceChildren());
+  }
+  frame.replaceChildren(el("img", { id: "lightbox-image", src, alt }));
+  document.getElementById("lightbox-open").href = src;
+  openModal(dialog, document.getElementById("lightbox-close"), opener);
+}
+
+// A long user message (over FOLD_CHARS characters or FOLD_LINES lines) is shown folded, with
+// "Show more"; the whole text is still there (copy and edit take all of it).
+export const FOLD_CHARS = 1200;
+export const FOLD_LINES = 20;
+
+function userText(text) {
+  const box = el("div", { className: "text", text });
+  const long = text.length > FOLD_CHARS || text.split("\n").length > FOLD_LINES;
+  if (!long) return box;
+  box.classList.add("folded");
+  box.id = `user-text-${Math.random().toString(36).slice(2, 10)}`;
+  const toggle = el("button", {
+    type: "button",
+    className: "fold-toggle",
+    text: "Show more",
+    "aria-expanded": "false",
+    "aria-controls": box.id,
+  });
+  toggle.addEventListener("click", () => {
+    const folded = box.classList.toggle("folded");
+    toggle.textContent = folded ? "Show more" : "Show less";
+    toggle.setAttribute("aria-expanded", String(!folded));
+  });
+  return [box, toggle];
 }
 
 export function failureBox(message, hint) {
@@ -142,24 +208,28 @@ export function userBubble(view, { readOnly = false, unanswered = false } = {}) 
   const bubble = el(
     "div",
     { className: `bubble user${readOnly ? " archived" : ""}`, dataset: { index: view.index } },
-    el("div", { className: "text", text: view.text || "" }),
+    userText(view.text || ""),
     images(view.images),
   );
-  if (view.index !== undefined && !readOnly) {
-    bubble.append(
-      el(
-        "div",
-        { className: "actions" },
-        el("button", {
-          type: "button",
-          className: "edit",
-          text: "Edit",
-          "aria-label": "Edit and resend this message",
-          onclick: () => hooks.edit(bubble, view),
-        }),
-      ),
-    );
-  }
+  const copy = el("button", { type: "button", className: "copy", text: "Copy", "aria-label": "Copy message" });
+  copy.addEventListener("click", () => copyText(view.text || "", copy));
+  const editable = view.index !== undefined && !readOnly;
+  bubble.append(
+    el(
+      "div",
+      { className: "actions" },
+      copy,
+      editable
+        ? el("button", {
+            type: "button",
+            className: "edit",
+            text: "Edit",
+            "aria-label": "Edit and resend this message",
+            onclick: () => hooks.edit(bubble, view),
+          })
+        : null,
+    ),
+  );
   if (unanswered) {
     const f = hooks.failure();
     bubble.classList.add("failed");

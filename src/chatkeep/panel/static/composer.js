@@ -68,10 +68,41 @@ async function addImages(files) {
   renderPending();
 }
 
+// The draft survives a reload: it is kept in localStorage under one key per store and profile
+// (the server's `draftKey`), written on every change of the message box and removed once the
+// box is empty (a sent message leaves it empty; a failed send puts the draft back).
+let draftKey = "";
+
+function keepDraft(text) {
+  if (!draftKey) return;
+  try {
+    if (text) localStorage.setItem(draftKey, text);
+    else localStorage.removeItem(draftKey);
+  } catch {
+    // storage full or switched off: the draft just does not outlive the page
+  }
+}
+
+export function restoreDraft(key) {
+  draftKey = key ? `chatkeep-draft:${key}` : "";
+  const box = document.getElementById("message");
+  let kept = null;
+  try {
+    kept = draftKey ? localStorage.getItem(draftKey) : null;
+  } catch {
+    kept = null;
+  }
+  if (kept && !box.value) {
+    box.value = kept;
+    grow();
+  }
+}
+
 function grow() {
   const box = document.getElementById("message");
   box.style.height = "auto";
   box.style.height = `${Math.min(box.scrollHeight + 2, Math.round(window.innerHeight * 0.35))}px`;
+  keepDraft(box.value);
 }
 
 async function send() {
@@ -190,6 +221,14 @@ export function setupComposer() {
   box.addEventListener("input", grow);
   document.getElementById("send").addEventListener("click", send);
   document.getElementById("stop").addEventListener("click", stopTurn);
+  // Esc stops a streaming reply, like Stop; with a dialog open, Esc closes the dialog instead,
+  // and in a field with its own Esc (rename, edit) that one wins.
+  document.addEventListener("keydown", (e) => {
+    if (e.key !== "Escape" || e.defaultPrevented || !isBusy()) return;
+    if (document.querySelector("dialog[open]")) return;
+    e.preventDefault();
+    stopTurn();
+  });
   box.addEventListener("keydown", (e) => {
     if (e.key !== "Enter" || e.isComposing) return;
     const wantsSend = shortcut === "Enter" ? !e.shiftKey && !e.ctrlKey && !e.metaKey : e.ctrlKey || e.metaKey;

@@ -450,7 +450,8 @@ export async function streamTurn(path, body, { echo = null, from = null, keep = 
     state.failure = { message: err.message || String(err), hint: err.hint || "" };
   }
   try {
-    await refreshFrom(start);
+    // A rescue rewrote earlier attachments (their chips now say "trimmed"): redraw from the top.
+    await refreshFrom(rescued ? 0 : start);
   } catch (err) {
     showError(err);
   }

@@ -2,7 +2,7 @@
 // the archive size), then wire up. The composer has the focus once the page is ready.
 
 import { el, showError, TOKEN, api } from "./api.js";
-import { setShortcut, setupComposer } from "./composer.js";
+import { restoreDraft, setShortcut, setupComposer } from "./composer.js";
 import { renderHistory, setSession, setSettings, setupScrolling } from "./conversation.js";
 import { newSession, setupDrawer } from "./drawer.js";
 import { applyPanelOptions, renderModelPicker, setupSettings } from "./settings.js";
@@ -39,6 +39,7 @@ async function boot() {
     const state = await firstState;
     applyPanelOptions(state.settings);
     renderHistory(state.history, { archived: state.archived });
+    restoreDraft(state.draftKey);
     document.getElementById("message").focus({ preventScroll: true });
     performance.mark("chatkeep-rendered");
     // The session's name is not part of the first load (SPEC §9): it follows right after.

@@ -79,19 +79,74 @@ function cardForm(name, card, isNew) {
   return form;
 }
 
-function settingsError(err) {
+// The fields an error message can be about: a card's own keys, and the settings below the cards.
+const CARD_FIELDS = ["baseUrl", "model", "apiKeyEnv", "apiKey", "temperature", "maxTokens", "style", "stream", "name"];
+const SETTING_FIELDS = ["activeProvider", "activeModel", "systemPrompt", "replyLanguage", "fontSize", "sendShortcut", "thoughtAutoCollapse"];
+
+function fieldNamed(message, names) {
+  // The first field key the message names as a word ("…: baseUrl must be …").
+  let best = null;
+  for (const key of names) {
+    const at = message.search(new RegExp(`\\b${key}\\b`));
+    if (at >= 0 && (best === null || at < best.at)) best = { key, at };
+  }
+  return best ? best.key : null;
+}
+
+function clearFieldErrors() {
+  const dialog = document.getElementById("settings-dialog");
+  dialog.querySelectorAll(".field-error").forEach((n) => n.remove());
+  dialog.querySelectorAll("[aria-invalid]").forEach((n) => {
+    n.removeAttribute("aria-invalid");
+    n.removeAttribute("aria-describedby");
+  });
+}
+
+// The error next to what it is about: inside the provider card (`form`) or beside the setting it
+// names, the field marked invalid and focused; the box at the top of the dialog says it too.
+function settingsError(err, form = null) {
   const box = document.getElementById("settings-error");
+  clearFieldErrors();
   if (!err) {
     box.hidden = true;
     box.replaceChildren();
     return;
   }
+  // A "settings saved" toast of an earlier Save never stays up over an error.
+  document.querySelectorAll("#notices .notice:not(.error)").forEach((n) => n.remove());
+  const message = err.message || String(err);
   box.replaceChildren(
-    el("strong", { text: err.message || String(err) }),
+    el("strong", { text: message }),
     err.hint ? el("span", { className: "hint", text: err.hint }) : null,
   );
   box.hidden = false;
-  box.scrollIntoView({ block: "nearest" });
+  let target = null;
+  let anchor = null;
+  if (form) {
+    const key = fieldNamed(message, CARD_FIELDS) || (form.querySelector(".p-name").value.trim() ? "baseUrl" : "name");
+    target = form.querySelector(`.p-${key}`) || form.querySelector(".p-name");
+    anchor = form.querySelector("legend");
+  } else {
+    const key = fieldNamed(message, SETTING_FIELDS);
+    target = key ? document.getElementById(`set-${key}`) : null;
+    anchor = target ? target.closest("label") : null;
+  }
+  if (!target || !anchor) {
+    box.scrollIntoView({ block: "nearest" });
+    return;
+  }
+  const id = `field-error-${Math.random().toString(36).slice(2, 9)}`;
+  const note = el(
+    "div",
+    { className: "field-error", id },
+    el("strong", { text: message }),
+    err.hint ? el("span", { className: "hint", text: err.hint }) : null,
+  );
+  anchor.after(note);
+  target.setAttribute("aria-invalid", "true");
+  target.setAttribute("aria-describedby", id);
+  note.scrollIntoView({ block: "nearest" });
+  target.focus({ preventScroll: true });
 }
 
 let lastSettings = {};
@@ -116,19 +171,44 @@ function fill(settings) {
   applyPanelOptions(settings);
 }
 
+// After some cards were saved and a later one failed: the saved cards become ordinary cards
+// and the choices follow, while the card in error stays as the user typed it.
+function keepSaved(settings, saved) {
+  lastSettings = settings;
+  const providers = settings.providers || {};
+  for (const [form, name] of saved) {
+    if (form.isConnected && providers[name]) form.replaceWith(cardForm(name, providers[name], false));
+  }
+  const active = document.getElementById("set-activeProvider");
+  const chosen = active.value;
+  active.replaceChildren(
+    el("option", { value: "", text: "(none — environment)" }),
+    ...Object.keys(providers).map((n) => el("option", { value: n, text: n })),
+  );
+  active.value = providers[chosen] ? chosen : settings.activeProvider || "";
+  onApply(settings);
+}
+
 async function save() {
   const forms = [...document.querySelectorAll("#provider-cards .provider-card")].filter((f) => f.dataset.dirty);
   let settings = lastSettings;
   let activate = "";
+  let failing = null;
+  const saved = [];
+  // A toast of an earlier Save goes now: what shows next is this Save's outcome.
+  document.querySelectorAll("#notices .notice:not(.error)").forEach((n) => n.remove());
   try {
     for (const form of forms) {
+      failing = form;
       const { name, body, isNew } = form.collect();
       if (!name) throw new ApiError(400, { error: { message: "a new provider needs a name", hint: "fill in Name, or Discard the card" } });
       const first = isNew && !document.getElementById("set-activeProvider").value && !activate;
       if (first) activate = name;
       settings = await api("PUT", `/api/providers/${encodeURIComponent(name)}${first ? "?activate=1" : ""}`, body);
       form.dataset.dirty = "";
+      saved.push([form, name]);
     }
+    failing = null;
     const chosen = document.getElementById("set-activeProvider").value || activate;
     const body = {
       activeProvider: chosen,
@@ -144,8 +224,8 @@ async function save() {
     settingsError(null);
     notice("settings saved");
   } catch (err) {
-    if (settings !== lastSettings) fill(settings); // the cards saved before the error stay saved
-    settingsError(err);
+    if (settings !== lastSettings) keepSaved(settings, saved); // the cards saved before the error stay saved
+    settingsError(err, failing);
   }
 }
 
