@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing is not imported at start-up; annotations are strings here
-if TYPE_CHECKING:
-    from typing import Any
+import copy
+from typing import Any
 
 PAGE_CONTEXT_PREFIX = "[Page context attached by chatkeep]"
 #: The seed system's prefix; entries imported from browsa dumps carry it and are attachments too.
@@ -72,8 +71,6 @@ DRAWER_PAGE = 50
 
 def default_for(key: str) -> Any:
     """A fresh copy of the default of ``key`` (``None`` when it has none)."""
-    import copy  # here, not at import: `import chatkeep` stays small
-
     if key in DEFAULTS:
         return copy.deepcopy(DEFAULTS[key])
     return copy.deepcopy(PANEL_OPTION_DEFAULTS.get(key))

@@ -6,14 +6,12 @@ type ``input_text``); :func:`validate_entry` is strict and is what every write c
 
 from __future__ import annotations
 
+from typing import Any
+
 from .constants import ATTACHMENT_PREFIXES
 from .dataurl import is_image_data_url
 from .errors import InvalidEntry, InvalidValue
 from .limits import ENTRY_MAX_DEPTH, problem
-
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any
 
 Entry = dict[str, "Any"]
 

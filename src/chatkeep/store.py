@@ -11,6 +11,7 @@ below imports it.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from .constants import DEFAULT_UNSEEN_BUDGET
 from .errors import InvalidValue, StoreError
@@ -18,7 +19,6 @@ from .limits import MAX_PROFILE_CHARS, check_id, check_text
 from .storage.backend import Backend
 from .storage.profile import Profile
 
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
 if TYPE_CHECKING:
     from .conversation import Chat
     from .providers import CardRegistry

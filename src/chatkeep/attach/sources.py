@@ -24,6 +24,7 @@ import base64
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from ..constants import DEFAULT_MAX_SOURCE_BYTES, DEFAULT_MAX_TEXT_CHARS
 
@@ -225,8 +226,6 @@ def markdown_title(text: str) -> str:
 
 def name_title(path_or_url: str) -> str:
     """A readable title from a file name or the last segment of a URL path."""
-    from urllib.parse import unquote, urlsplit
-
     if "://" in path_or_url:
         parts = urlsplit(path_or_url)
         segment = unquote(parts.path.rstrip("/").rsplit("/", 1)[-1])

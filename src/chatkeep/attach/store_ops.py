@@ -46,6 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
 
 from ..constants import (
     DEFAULT_MAX_TEXT_CHARS,
@@ -413,8 +414,6 @@ def attach_source(
 
 def _file_url_path(url: str) -> str:
     """The local path of a ``file://`` URL (``file:///abs/path`` or ``file://localhost/…``)."""
-    from urllib.parse import unquote, urlsplit
-
     parts = urlsplit(url)
     if parts.netloc not in ("", "localhost"):
         raise AttachError(

@@ -9,6 +9,7 @@ reach it and learns the token can read the store. Needs the ``panel`` extra.
 from __future__ import annotations
 
 import threading
+import webbrowser
 
 import click
 
@@ -46,8 +47,6 @@ def serve_cmd(ctx, host: str, port: int, no_open: bool) -> None:  # noqa: ANN001
     click.echo(f"chatkeep panel: {server.url}")
     click.echo("Press Ctrl-C to stop.")
     if not no_open:
-        import webbrowser
-
         threading.Timer(0.5, webbrowser.open, args=(server.url,)).start()
     try:
         server.serve()

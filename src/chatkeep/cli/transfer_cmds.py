@@ -13,6 +13,8 @@ from typing import Any
 
 import click
 
+import chatkeep
+
 from .. import EXPORT_FORMATS, IMPORT_SOURCES, StoreError
 from .context import pass_ctx
 from .main import EXIT_CODES
@@ -82,8 +84,6 @@ def export_cmd(ctx, session_id: str | None, fmt: str, output: str | None) -> Non
 
 
 def _export(store: Any, session_id: str | None, fmt: str, output: str | None) -> None:
-    import chatkeep
-
     if session_id:
         session_id = store.sessions.resolve(
             session_id, evicted=None
@@ -183,8 +183,6 @@ def import_cmd(ctx, file: str, source: str, replace: bool, as_json: bool) -> Non
 
     Foreign conversations become saved sessions (the live history is untouched); importing
     the same file again adds nothing; a bad file is refused whole."""
-    import chatkeep
-
     path = _stdin_copy() if file == "-" else file
     try:
         with _progress(path) as tick:

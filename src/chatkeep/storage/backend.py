@@ -16,14 +16,11 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 from ..errors import ChatkeepError, StoreError
 from .locks import FifoRLock
 from .sql import MIGRATIONS, Migration, Tx, now_ms
-
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any
 
 
 class Backend(ABC):
