@@ -56,7 +56,7 @@ def _backend_for(url: str) -> Backend:
     return SQLiteBackend(os.path.abspath(os.path.expanduser(url)))
 
 
-def open(url: str | None = None, *, profile: str | None = None) -> Store:  # noqa: A001
+def open(url: str | None = None, *, profile: str | None = None) -> Store:
     """Open a store. ``url``: None (env ``CHATKEEP_STORE``, else ``chatkeep.db`` in the user
     data dir, which is created when missing), a path, ``sqlite:///abs/path.db``, ``:memory:``
     or ``postgresql://…``; any other directory must exist already. ``profile``: None (env

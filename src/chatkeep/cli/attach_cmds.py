@@ -47,7 +47,7 @@ def _summarize_now(store: Any, attach_id: str) -> bool:
             result["written"] = summarize_attachment(
                 store, attach_id, on_progress=progress.update, raise_errors=True
             )
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
+        except BaseException as exc:
             result["error"] = exc
         finally:
             finished.set()
@@ -144,7 +144,7 @@ def _describe(result: AttachResult) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (stable schema).")
 @pass_ctx
 def attach_cmd(
-    ctx,  # noqa: ANN001
+    ctx,
     source: str | None,
     title: str | None,
     mode: str | None,
@@ -158,7 +158,7 @@ def attach_cmd(
 
     written: list[bool] = []
 
-    def summarize(store, attach_id: str) -> None:  # noqa: ANN001 - the attach hook's signature
+    def summarize(store, attach_id: str) -> None:
         # the process ends with the command, so the summary runs now, in the foreground; a
         # provider failure propagates, so the result's summaryError names it
         written.append(_summarize_now(store, attach_id))
@@ -196,7 +196,7 @@ def attach_cmd(
 @click.argument("attach_id")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_ctx
-def undo_attach_cmd(ctx, attach_id: str, as_json: bool) -> None:  # noqa: ANN001
+def undo_attach_cmd(ctx, attach_id: str, as_json: bool) -> None:
     """Remove an attachment from the live history by its attach id."""
     from .. import undo_attach
 

@@ -152,7 +152,7 @@ def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
                 cancel=cancel,
                 **kwargs,
             )
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
+        except BaseException as exc:
             result["error"] = exc
         finally:
             finished.set()
@@ -240,7 +240,7 @@ def _json_errors(command: Callable[..., None]) -> Callable[..., None]:
 @_json_errors
 def chat_cmd(
     ctx, text: str, images: tuple[str, ...], provider: str | None, model: str | None, as_json: bool
-) -> None:  # noqa: ANN001
+) -> None:
     """Send one message and stream the reply.
 
     TEXT `-` reads the message from standard input. Ctrl-C stops the reply, keeps the partial
@@ -261,7 +261,7 @@ def chat_cmd(
 @_json_errors
 def edit_cmd(
     ctx, index: int, text: str, provider: str | None, model: str | None, as_json: bool
-) -> None:  # noqa: ANN001
+) -> None:
     """Edit your message at INDEX and send it again (everything after it is replaced).
 
     TEXT `-` reads the new text from standard input."""
@@ -276,7 +276,7 @@ def edit_cmd(
 @_JSON
 @pass_ctx
 @_json_errors
-def regenerate_cmd(ctx, provider: str | None, model: str | None, as_json: bool) -> None:  # noqa: ANN001
+def regenerate_cmd(ctx, provider: str | None, model: str | None, as_json: bool) -> None:
     """Ask for a new answer to your last message."""
     chat = ctx.store().chat
     _run(chat.run, as_json, turn=chat.prepare_regenerate(provider, model))

@@ -15,7 +15,7 @@ from .words import plural
 @click.option("--model", help="Model to build for.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (stable schema).")
 @pass_ctx
-def request_cmd(ctx, text: str, provider: str | None, model: str | None, as_json: bool) -> None:  # noqa: ANN001
+def request_cmd(ctx, text: str, provider: str | None, model: str | None, as_json: bool) -> None:
     """Show what the next request would send, and what it saves.
 
     Per entry: raw, image labels, aged stub, or held by the server (a server-transcript card);

@@ -27,7 +27,7 @@ from .context import pass_ctx
 )
 @click.option("--no-open", is_flag=True, help="Do not open the panel in a browser.")
 @pass_ctx
-def serve_cmd(ctx, host: str, port: int, no_open: bool) -> None:  # noqa: ANN001
+def serve_cmd(ctx, host: str, port: int, no_open: bool) -> None:
     """Serve the web panel on localhost (prints the URL with its launch token)."""
     try:
         from ..panel.server import PanelServer, is_loopback  # lazy: Starlette & uvicorn

@@ -57,7 +57,7 @@ def _row(label: str, t: dict[str, Any]) -> str:
 )
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (stable schema).")
 @pass_ctx
-def usage_cmd(ctx, session: str | None, by: str | None, as_json: bool) -> None:  # noqa: ANN001
+def usage_cmd(ctx, session: str | None, by: str | None, as_json: bool) -> None:
     """Tokens in / cached / written / out, cache-hit rate and estimated cost of stored turns."""
     from .. import usage_report
 

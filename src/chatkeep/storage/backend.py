@@ -167,7 +167,7 @@ class Backend(ABC):
                 self._local.depth = 0
                 try:
                     self._rollback()
-                except Exception:  # noqa: BLE001 - the original error matters more
+                except Exception:
                     pass
                 err = self._translated(exc)
                 if err is exc:
@@ -181,7 +181,7 @@ class Backend(ABC):
             except BaseException as exc:
                 try:
                     self._rollback()
-                except Exception:  # noqa: BLE001
+                except Exception:
                     pass
                 raise self._translated(exc) from exc
         finally:

@@ -48,7 +48,7 @@ class Blob:
 
     __slots__ = ("hash", "prefix", "data")
 
-    def __init__(self, hash: str, prefix: str | None, data: bytes) -> None:  # noqa: A002
+    def __init__(self, hash: str, prefix: str | None, data: bytes) -> None:
         self.hash = hash
         self.prefix = prefix
         self.data = data

@@ -21,7 +21,7 @@ def _files(path: str) -> list[str]:
 
 
 def _conn(backend: Any) -> sqlite3.Connection:
-    return backend._conn  # type: ignore[no-any-return]  # noqa: SLF001 - its own helper
+    return backend._conn  # type: ignore[no-any-return]
 
 
 def page_damage(backend: Any) -> list[tuple[str, str]]:
