@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 PAGE_CONTEXT_PREFIX = "[Page context attached by chatkeep]"
@@ -67,10 +66,3 @@ IMPORTED_NAME_MAX = 1000
 AUTO_NAME_MAX = 48
 #: Rows per page of the drawer (``store.sessions.list(q, limit=DRAWER_PAGE, offset=…)``).
 DRAWER_PAGE = 50
-
-
-def default_for(key: str) -> Any:
-    """A fresh copy of the default of ``key`` (``None`` when it has none)."""
-    if key in DEFAULTS:
-        return copy.deepcopy(DEFAULTS[key])
-    return copy.deepcopy(PANEL_OPTION_DEFAULTS.get(key))

@@ -13,7 +13,7 @@ from ..limits import check_text
 from .history import Entries
 from .sql import now_ms
 
-Row = dict[str, "Any"]
+Row = dict[str, Any]
 RowList = list[Row]
 
 

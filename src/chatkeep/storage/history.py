@@ -36,7 +36,7 @@ from . import codec
 from .backend import Backend
 from .sql import Tx, now_ms
 
-Entries = list[dict[str, "Any"]]
+Entries = list[dict[str, Any]]
 
 
 class _Snapshot:

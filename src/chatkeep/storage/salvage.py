@@ -180,7 +180,6 @@ class _Table:
         self.pk = [c for _n, c in pk]
         cols = ", ".join(_q(c) for c in self.columns)
         self.select = f"SELECT rowid, {cols} FROM {_q(name)}"
-        self.keycols = ", ".join(_q(c) for c in self.pk) if self.pk else "rowid"
 
     def key(self, row: tuple[Any, ...]) -> dict[str, Any]:
         values = dict(zip(self.columns, row[1:], strict=True))

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 from ..constants import SESSIONS_INDEX_KEY
 from ..errors import CorruptValue
@@ -118,12 +118,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0008_session_order", index_rows.ORDER_MIGRATION),
     Migration("0013_archive_count", history_rows.ARCHIVE_COUNT_MIGRATION),
 )
-
-
-if TYPE_CHECKING:  # a type for the checkers only
-
-    class Cursorish(Protocol):
-        def execute(self, sql: str, params: Sequence[Any] = ...) -> Any: ...
 
 
 #: Values per ``IN (…)`` list: well under every driver's limit on query parameters.
