@@ -95,7 +95,7 @@ def _run(name: str, work: Path) -> dict:
         result["outcome"] = "ok"
     except chatkeep.ChatkeepError as exc:
         result.update(outcome="error", error=type(exc).__name__, message=exc.message[:200])
-    except BaseException as exc:
+    except BaseException as exc:  # reported, and fails the test
         result.update(outcome="crash", error=type(exc).__name__, message=str(exc)[:300])
     result["seconds"] = round(time.monotonic() - started, 2)
     store.close()

@@ -47,7 +47,7 @@ def _summarize_now(store: Any, attach_id: str) -> bool:
             result["written"] = summarize_attachment(
                 store, attach_id, on_progress=progress.update, raise_errors=True
             )
-        except BaseException as exc:
+        except BaseException as exc:  # re-raised in the main thread
             result["error"] = exc
         finally:
             finished.set()

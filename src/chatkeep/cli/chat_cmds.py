@@ -152,7 +152,7 @@ def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
                 cancel=cancel,
                 **kwargs,
             )
-        except BaseException as exc:
+        except BaseException as exc:  # re-raised in the main thread
             result["error"] = exc
         finally:
             finished.set()

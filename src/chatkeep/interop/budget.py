@@ -137,7 +137,7 @@ def image_problem(data: bytes, what: str) -> str | None:
                 w, h = probe.size
     except Image.DecompressionBombError:
         return f"{what} declares more than {IMAGE_MAX_PIXELS / 1e6:g} megapixels"
-    except Exception:
+    except Exception:  # not an image Pillow reads: judged by its type elsewhere
         return None
     if w * h > IMAGE_MAX_PIXELS:
         return (

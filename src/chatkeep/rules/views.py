@@ -49,7 +49,7 @@ def image_info(url: str) -> dict[str, Any]:
 
         with Image.open(io.BytesIO(raw)) as img:
             width, height = img.size
-    except Exception:
+    except Exception:  # an undecodable image is shown without a size
         pass
     return {"type": "image", "mime": mime, "width": width, "height": height, "bytes": len(raw)}
 

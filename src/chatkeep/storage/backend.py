@@ -167,7 +167,7 @@ class Backend(ABC):
                 self._local.depth = 0
                 try:
                     self._rollback()
-                except Exception:
+                except Exception:  # the original error matters more
                     pass
                 err = self._translated(exc)
                 if err is exc:
@@ -181,7 +181,7 @@ class Backend(ABC):
             except BaseException as exc:
                 try:
                     self._rollback()
-                except Exception:
+                except Exception:  # the original error matters more
                     pass
                 raise self._translated(exc) from exc
         finally:
