@@ -10,7 +10,8 @@ Contract of ``Extracted``:
   ``"pdf"``, ``"image"`` or ``"video"``.
 - ``text`` is at most ``max_chars`` long; when the source held more, it was cut and
   ``truncated`` is ``True``. A PDF keeps its ``## Figures`` section whole: the body is cut first.
-- ``images`` are ``data:image/<png|jpeg|webp|gif>;base64,…`` URLs in document order;
+- ``images`` are ``data:image/<type>;base64,…`` URLs in document order (each image under its
+  own type: :mod:`chatkeep.attach.images`);
   ``captions[k]`` labels ``images[k]`` when captions are given (PDF figures).
 - ``fmt`` names the source format (``"html"``, ``"markdown"``, ``"text"``, ``"pdf"``, ``"png"``,
   ``"vtt"``, …); ``video_src`` is ``{"platform": str, "url": str}`` for video transcripts only.
