@@ -165,11 +165,8 @@ def _guess_encoding(data: bytes) -> str | None:
     Short samples are ambiguous between single-byte code pages; a CJK codec that decodes the
     bytes is preferred over a single-byte guess, and Windows-1252 over other Latin code pages.
     """
-    try:
-        # charset_normalizer comes with the attach extras; imported lazily to keep import cheap.
-        from charset_normalizer import from_bytes
-    except ImportError:  # pragma: no cover - only without the attach extras
-        return None
+    from charset_normalizer import from_bytes  # lazy: only text of an unknown encoding needs it
+
     matches = [m.encoding for m in from_bytes(data)]
     if not matches:
         return None

@@ -19,25 +19,20 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from .. import NotFound
+from .. import AttachResult, NotFound, attach_source, attach_video, summarize_attachment
 from .context import pass_ctx
 from .main import EXIT_CODES
 from .output import echo_json, plain
 from .words import plural
 
-if TYPE_CHECKING:
-    from .. import AttachResult
-
 
 def _summarize_now(store: Any, attach_id: str) -> bool:
     """Condense the attachment now, with progress on stderr (a bar on a terminal, one line per
     finished call otherwise). Ctrl-C stops waiting: the raw attachment stays, exit 130."""
-    from .. import summarize_attachment  # lazy: only long attachments are condensed
-
     result: dict[str, Any] = {}
     finished = threading.Event()
     progress = _Progress()
@@ -154,8 +149,6 @@ def attach_cmd(
     as_json: bool,
 ) -> None:
     """Attach a web page, file, PDF or image, or a video transcript (--video URL --transcript FILE)."""
-    from .. import attach_source, attach_video  # lazy: `chatkeep --help` must not load them
-
     written: list[bool] = []
 
     def summarize(store, attach_id: str) -> None:
