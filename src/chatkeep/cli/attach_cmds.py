@@ -23,7 +23,14 @@ from typing import Any
 
 import click
 
-from .. import AttachResult, NotFound, attach_source, attach_video, summarize_attachment
+from .. import (
+    AttachResult,
+    NotFound,
+    attach_source,
+    attach_video,
+    summarize_attachment,
+    undo_attach,
+)
 from .context import pass_ctx
 from .main import EXIT_CODES
 from .output import echo_json, plain
@@ -191,8 +198,6 @@ def attach_cmd(
 @pass_ctx
 def undo_attach_cmd(ctx, attach_id: str, as_json: bool) -> None:
     """Remove an attachment from the live history by its attach id."""
-    from .. import undo_attach
-
     if not undo_attach(ctx.store(), attach_id):
         raise NotFound(
             f"no attachment with id {attach_id!r} in the live history",

@@ -28,7 +28,7 @@ from typing import Any
 
 import click
 
-from .. import AttachError, ChatkeepError, InvalidValue, ProviderError
+from .. import AttachError, ChatkeepError, InvalidValue, ProviderError, extract_file
 from .context import pass_ctx
 from .main import EXIT_CODES, exit_code_for
 from .output import echo_json, plain
@@ -58,8 +58,6 @@ def _text_arg(text: str) -> str:
 
 
 def _read_images(paths: tuple[str, ...]) -> list[str]:
-    from .. import extract_file
-
     urls = []
     for path in paths:
         ex = extract_file(path)

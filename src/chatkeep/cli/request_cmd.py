@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from .. import preview_request
 from .context import pass_ctx
 from .output import echo_json, human_size, plain
 from .words import plural
@@ -21,8 +22,6 @@ def request_cmd(ctx, text: str, provider: str | None, model: str | None, as_json
     Per entry: raw, image labels, aged stub, or held by the server (a server-transcript card);
     the history steps that ran; totals; savings against resending everything; prefix reuse
     against the previous request. It is built by the same planner a send uses."""
-    from .. import preview_request
-
     p = preview_request(ctx.store(), text, provider=provider, model=model)
     if as_json:
         echo_json(p)

@@ -28,6 +28,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from .legacy_index import body_key, text_digest
 from .sql import now_ms
 
 __all__ = ["Lost", "damaged_tables", "describe", "holds", "rescue_file", "salvage", "where"]
@@ -390,8 +391,6 @@ def rescue_file(
 def digests_again(backend: Any) -> None:
     """A search digest for each saved session whose own was lost (a rescue that could not
     read it, a digest table dropped and re-created empty), made from its body."""
-    from .legacy_index import body_key, text_digest
-
     for (profile,) in backend.query("SELECT DISTINCT profile FROM ck_sessions"):
         with backend.transaction(profile, write=True) as tx:
             have = set(tx.digest_ids())
