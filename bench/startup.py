@@ -33,6 +33,7 @@ TARGET_RATIO = 2.0
 READ_TARGET = 10.0
 HEAVY = (
     "httpx",
+    "httpx2",
     "trafilatura",
     "lxml",
     "pypdf",

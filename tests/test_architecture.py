@@ -63,6 +63,7 @@ HEAVY = {
     "PIL",
     "anthropic",
     "httpx",
+    "httpx2",
     "jinja2",
     "markdown_it",
     "openai",

@@ -3,21 +3,24 @@
 The wheel is built from this checkout (``pip wheel . --no-deps``), installed with the pip that
 ``python -m venv`` ships (no upgrade) with its dependencies from the package index, and then the
 installed console script attaches an HTML page and a PDF and chats with the loopback provider.
-No extra is installed: what the faces need is in the base dependencies.
+No extra is installed: what the faces need is in the base dependencies. A second install pins
+the provider SDKs and their HTTP library to the floors pyproject declares, and chats with them.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from attach.attach_pdfgen import figures_pdf
-from support.provider_server import Text, provider_server  # noqa: F401
+from support.provider_server import Drop, Text, provider_server  # noqa: F401
 
 ROOT = Path(__file__).parents[1]
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -33,16 +36,45 @@ def _sh(*cmd: str | Path, env: dict[str, str] | None = None) -> subprocess.Compl
     return proc
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+#: The dependencies the provider adapters import directly, installed at their floors below.
+SDKS = ("openai", "anthropic", "httpx2")
+
+
+def _install(work: Path, *pip_args: str | Path) -> Path:
     """A fresh venv with the wheel of this checkout installed; returns its bin directory."""
-    work = tmp_path_factory.mktemp("install")
     _sh(sys.executable, "-m", "pip", "wheel", ROOT, "--no-deps", "-q", "-w", work / "dist")
     (wheel,) = (work / "dist").glob("chatkeep-*.whl")
     _sh(sys.executable, "-m", "venv", work / "venv")
     bin_dir = work / "venv" / "bin"
-    _sh(bin_dir / "pip", "install", "-q", wheel)
+    _sh(bin_dir / "pip", "install", "-q", wheel, *pip_args)
     return bin_dir
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel with the newest dependencies the index offers."""
+    return _install(tmp_path_factory.mktemp("install"))
+
+
+def sdk_floors() -> dict[str, str]:
+    """``{name: lowest version}`` of :data:`SDKS`, read from pyproject's ``name>=version``."""
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    found = {}
+    for spec in deps["dependencies"]:
+        m = re.fullmatch(r"([A-Za-z0-9_.-]+)>=([0-9.]+)", spec)
+        if m and m.group(1) in SDKS:
+            found[m.group(1)] = m.group(2)
+    assert sorted(found) == sorted(SDKS), deps["dependencies"]
+    return found
+
+
+@pytest.fixture(scope="module")
+def installed_at_floors(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel with the provider SDKs and their HTTP library pinned to pyproject's floors."""
+    work = tmp_path_factory.mktemp("floors")
+    pins = work / "floors.txt"
+    pins.write_text("".join(f"{name}=={v}\n" for name, v in sdk_floors().items()))
+    return _install(work, "--constraint", pins)
 
 
 def test_fresh_venv_attach_and_chat(installed: Path, tmp_path: Path, provider_server) -> None:  # noqa: F811
@@ -122,3 +154,40 @@ def test_the_reading_commands_on_the_default_store_skip_rich(
         assert shown in proc.stdout
         assert {"chatkeep.cli.reading", "chatkeep.storage.sqlite"} <= loaded
         assert "rich" not in loaded, args
+
+
+def test_the_sdk_floors_chat_and_translate_a_dropped_stream(
+    installed_at_floors: Path,
+    tmp_path: Path,
+    provider_server,  # noqa: F811
+) -> None:
+    """With openai, anthropic and httpx2 at pyproject's floors, the chat and anthropic styles
+    answer and a stream dropped mid-way is a network error (exit code), not a traceback."""
+    bin_dir = installed_at_floors
+    versions = _sh(
+        bin_dir / "python",
+        "-c",
+        "import importlib.metadata as m; print(' '.join("
+        f"n + '==' + m.version(n) for n in {SDKS!r}))",
+    ).stdout.split()
+    assert versions == [f"{n}=={v}" for n, v in sdk_floors().items()]
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CHATKEEP_", "VIRTUAL_ENV"))}
+    env["LOOP_KEY"] = "sk-loop"
+    db = tmp_path / "floors.db"
+
+    def ck(*args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+        cmd = [str(bin_dir / "chatkeep"), "--store", str(db), *args]
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
+        assert (proc.returncode == 0) == ok, proc.stderr
+        assert "Traceback" not in proc.stderr, proc.stderr
+        return proc
+
+    for name, style in (("oai", "chat"), ("claude", "anthropic")):
+        ck("provider", "add", name, "--style", style, "--base-url", provider_server.url("/v1"),
+           "--model", "loop-model", "--api-key-env", "LOOP_KEY")  # fmt: skip
+        provider_server.queue(Text(f"{style} at its floor"))
+        reply = json.loads(ck("chat", "hello", "--provider", name, "--json").stdout)
+        assert reply["text"] == f"{style} at its floor"
+        provider_server.queue(Drop(after_chunks=2))
+        dropped = ck("chat", "again", "--provider", name, ok=False)
+        assert dropped.returncode == 5 and "dropped in the middle of the reply" in dropped.stderr

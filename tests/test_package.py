@@ -11,6 +11,7 @@ import chatkeep
 HEAVY = (
     "PIL",
     "httpx",
+    "httpx2",
     "openai",
     "anthropic",
     "trafilatura",

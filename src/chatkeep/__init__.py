@@ -15,6 +15,9 @@ that need them, so ``import chatkeep`` stays fast.
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from ._version import __version__
 from .constants import (
     BROWSA_PAGE_CONTEXT_PREFIX,
@@ -42,8 +45,6 @@ from .errors import (
     UnknownProvider,
     UnknownSetting,
 )
-
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need these imports
 
 # Everything else is resolved on first use (PEP 562) so that `import chatkeep` and
 # `chatkeep --help` do not pay for the storage layer and the request rules.
@@ -123,8 +124,6 @@ _LAZY: dict[str, str] = {
 }
 
 if TYPE_CHECKING:
-    from typing import Any
-
     from .attach import (
         AttachResult,
         attach_file,
@@ -240,9 +239,7 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'chatkeep' has no attribute {name!r}")
-    # __import__, not importlib.import_module: importing the `importlib` package costs start-up
-    # time; a fromlist makes it return the submodule itself (level 1: relative to chatkeep)
-    value = getattr(__import__(module[1:], globals(), None, (name,), 1), name)
+    value = getattr(importlib.import_module(module, __name__), name)
     globals()[name] = value
     return value
 

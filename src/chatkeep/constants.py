@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing is not imported at start-up; annotations are strings here
-if TYPE_CHECKING:
-    from typing import Any
+from typing import Any
 
 PAGE_CONTEXT_PREFIX = "[Page context attached by chatkeep]"
 #: The seed system's prefix; entries imported from browsa dumps carry it and are attachments too.
@@ -68,12 +66,3 @@ IMPORTED_NAME_MAX = 1000
 AUTO_NAME_MAX = 48
 #: Rows per page of the drawer (``store.sessions.list(q, limit=DRAWER_PAGE, offset=…)``).
 DRAWER_PAGE = 50
-
-
-def default_for(key: str) -> Any:
-    """A fresh copy of the default of ``key`` (``None`` when it has none)."""
-    import copy  # here, not at import: `import chatkeep` stays small
-
-    if key in DEFAULTS:
-        return copy.deepcopy(DEFAULTS[key])
-    return copy.deepcopy(PANEL_OPTION_DEFAULTS.get(key))

@@ -13,6 +13,10 @@ is exactly one definition of what an image data URL is.
 
 from __future__ import annotations
 
+import base64
+import binascii
+import re
+
 from .errors import InvalidValue, UndecodableImage
 
 __all__ = [
@@ -28,40 +32,16 @@ __all__ = [
 ]
 
 #: The head of a base64 image data URL: ``data:image/<subtype>[;param…];base64,``.
-_HEAD = r"^data:(image/[A-Za-z0-9.+-]+)(?:;[^,;]*)*?;base64,"
+HEAD_RE = re.compile(r"^data:(image/[A-Za-z0-9.+-]+)(?:;[^,;]*)*?;base64,", re.I)
 #: A whole image data URL as the entry validator accepts it (base64 alphabet and whitespace).
-_WHOLE = r"^data:image/[A-Za-z0-9.+-]+(?:;[^,;]*)*?;base64,[A-Za-z0-9+/=\s]*$"
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    import re
-
-_compiled: dict[str, re.Pattern[str]] = {}
-
-
-def _pattern(name: str) -> re.Pattern[str]:
-    """``HEAD_RE`` or ``IMAGE_URL_RE``, compiled on first use (compiling both at import time
-    cost the reading commands' start-up more than a millisecond, and importing `re` more)."""
-    found = _compiled.get(name)
-    if found is None:
-        import re
-
-        found = _compiled[name] = (
-            re.compile(_HEAD, re.I) if name == "HEAD_RE" else re.compile(_WHOLE)
-        )
-    return found
-
-
-def __getattr__(name: str) -> re.Pattern[str]:
-    if name in ("HEAD_RE", "IMAGE_URL_RE"):
-        return _pattern(name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+IMAGE_URL_RE = re.compile(r"^data:image/[A-Za-z0-9.+-]+(?:;[^,;]*)*?;base64,[A-Za-z0-9+/=\s]*$")
 
 
 def parse(url: object) -> tuple[str, str] | None:
     """``(mime, base64 payload)`` of an image data URL, mime lower-cased; ``None`` otherwise."""
     if not isinstance(url, str):
         return None
-    m = _pattern("HEAD_RE").match(url)
+    m = HEAD_RE.match(url)
     if m is None:
         return None
     return m.group(1).lower(), url[m.end() :]
@@ -69,13 +49,13 @@ def parse(url: object) -> tuple[str, str] | None:
 
 def head_length(url: str) -> int:
     """Length of the ``data:…;base64,`` head, or 0 when ``url`` is not an image data URL."""
-    m = _pattern("HEAD_RE").match(url)
+    m = HEAD_RE.match(url)
     return m.end() if m else 0
 
 
 def is_image_data_url(url: object) -> bool:
     """Whether ``url`` is a base64 image data URL that the entry validator accepts."""
-    return isinstance(url, str) and _pattern("IMAGE_URL_RE").match(url) is not None
+    return isinstance(url, str) and IMAGE_URL_RE.match(url) is not None
 
 
 def mime_of(url: object) -> str:
@@ -91,9 +71,6 @@ def decode(url: object) -> tuple[str, bytes]:
     if parsed is None:
         raise UndecodableImage("not a base64 data:image URL")
     mime, payload = parsed
-    import base64  # here, not at import: most commands never decode an image
-    import binascii
-
     try:
         raw = base64.b64decode("".join(payload.split()), validate=True)
     except (binascii.Error, ValueError) as exc:
@@ -110,8 +87,6 @@ def encode(raw: bytes, mime: str) -> str:
             "encode_data_url takes image bytes and a mime type such as 'image/png'",
             hint="read the file as bytes first",
         )
-    import base64  # as in decode()
-
     return f"data:{mime};base64,{base64.b64encode(raw).decode('ascii')}"
 
 

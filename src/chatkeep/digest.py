@@ -9,11 +9,11 @@
 
 from __future__ import annotations
 
-from .errors import InvalidValue
+import hashlib
+import json
+from typing import Any
 
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any
+from .errors import InvalidValue
 
 __all__ = ["PREFIX", "canonical_json", "digest_bytes", "digest_json", "digest_text", "hex_of"]
 
@@ -23,8 +23,6 @@ PREFIX = "sha256:"
 def canonical_json(value: Any) -> str:
     """Sorted keys, compact separators, UTF-8 kept: the bytes every JSON digest is taken of.
     A value that is not JSON raises :class:`~chatkeep.errors.InvalidValue`."""
-    import json  # here, not at import: it loads `re`, which reading never needs
-
     try:
         return json.dumps(
             value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
@@ -34,8 +32,6 @@ def canonical_json(value: Any) -> str:
 
 
 def digest_bytes(data: bytes) -> str:
-    import hashlib  # here, not at import: loading OpenSSL costs start-up time, reads rarely hash
-
     return PREFIX + hashlib.sha256(data).hexdigest()
 
 

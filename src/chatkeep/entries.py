@@ -6,30 +6,20 @@ type ``input_text``); :func:`validate_entry` is strict and is what every write c
 
 from __future__ import annotations
 
+from typing import Any
+
 from .constants import ATTACHMENT_PREFIXES
 from .dataurl import is_image_data_url
 from .errors import InvalidEntry, InvalidValue
 from .limits import ENTRY_MAX_DEPTH, problem
 
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any
-
-Entry = dict[str, "Any"]
+Entry = dict[str, Any]
 
 ROLES = ("user", "assistant")
 TEXT_PART_TYPES = ("text", "input_text")
 # Any ``image/*`` type is stored byte for byte (SPEC §3.2); requests convert the types the
 # APIs do not take (``chatkeep.rules.sendable``).
-_OPTIONAL_FIELDS = {
-    "attachId",
-    "videoSrc",
-    "imagesSeen",
-    "summarized",
-    "interrupted",
-    "provider",
-    "usage",
-}
+
 #: The normalised token usage an assistant entry may carry (SPEC §6.4), all four, integers ≥ 0.
 USAGE_KEYS = ("input", "cachedRead", "cacheWrite", "output")
 

@@ -87,7 +87,7 @@ class InvalidEntry(ChatkeepError, ValueError):
     kind = "bad-value"
     default_hint = (
         "entries are {'role': 'user'|'assistant', 'content': str | [text/image_url parts]} "
-        "with data:image/(png|jpeg|webp|gif);base64 image URLs"
+        "with data:image/<type>;base64 image URLs"
     )
 
     def __init__(self, message: str, *, field: str = "", hint: str | None = None) -> None:

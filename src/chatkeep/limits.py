@@ -22,13 +22,11 @@ areas and imports for every other value. Errors name the limit that was hit.
 
 from __future__ import annotations
 
+import json
 import math
+from typing import Any, TypeGuard
 
 from .errors import InvalidValue
-
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any, TypeGuard
 
 MAX_DEPTH = 100
 #: History entries nest one level less, so a list of them (a saved session's body) fits too.
@@ -260,8 +258,6 @@ def parse_json(
     )
     if not isinstance(text, str | bytes | bytearray):
         raise InvalidValue(f"{what} must be text or bytes, got {type(text).__name__}", hint=hint)
-    import json  # here, not at import: it loads `re`, which reading never needs
-
     try:
         if isinstance(text, bytes | bytearray):
             text = bytes(text).decode("utf-8-sig")

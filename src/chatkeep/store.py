@@ -11,6 +11,7 @@ below imports it.
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING
 
 from .constants import DEFAULT_UNSEEN_BUDGET
 from .errors import InvalidValue, StoreError
@@ -18,7 +19,6 @@ from .limits import MAX_PROFILE_CHARS, check_id, check_text
 from .storage.backend import Backend
 from .storage.profile import Profile
 
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
 if TYPE_CHECKING:
     from .conversation import Chat
     from .providers import CardRegistry
@@ -56,7 +56,7 @@ def _backend_for(url: str) -> Backend:
     return SQLiteBackend(os.path.abspath(os.path.expanduser(url)))
 
 
-def open(url: str | None = None, *, profile: str | None = None) -> Store:  # noqa: A001
+def open(url: str | None = None, *, profile: str | None = None) -> Store:
     """Open a store. ``url``: None (env ``CHATKEEP_STORE``, else ``chatkeep.db`` in the user
     data dir, which is created when missing), a path, ``sqlite:///abs/path.db``, ``:memory:``
     or ``postgresql://…``; any other directory must exist already. ``profile``: None (env

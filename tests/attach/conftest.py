@@ -41,10 +41,10 @@ class LoopbackServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+            def log_message(self, format: str, *args: object) -> None:
                 pass  # keep test output clean
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 route = server_self.routes.get(self.path.split("?", 1)[0])
                 if route is None:
                     body = b"<html><body><h1>Not Found</h1></body></html>"
@@ -68,7 +68,7 @@ class LoopbackServer:
         class Server(ThreadingHTTPServer):
             daemon_threads = True
 
-            def handle_error(self, request, client_address) -> None:  # noqa: ANN001
+            def handle_error(self, request, client_address) -> None:
                 pass
 
         self.httpd = Server(("127.0.0.1", 0), Handler)

@@ -139,7 +139,7 @@ def test_importing_the_commands_stays_light():
     heavy = ["httpx", "trafilatura", "pypdf", "PIL", "lxml", "charset_normalizer", "rich"]
     probe = (
         "import sys, json\n"
-        "import chatkeep.cli.attach_cmds, chatkeep.attach.store_ops, chatkeep.attach.site_cache\n"
+        "import chatkeep.cli.attach_cmds, chatkeep.attach.store_ops\n"
         f"print(json.dumps(sorted({{m.split('.')[0] for m in sys.modules}} & set({heavy!r}))))"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

@@ -141,7 +141,7 @@ def test_concurrent_attaches_lose_no_snapshot(spec, tmp_path):
             with spec.open() as s:
                 start.wait()
                 attach_file(s, path)
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:  # reported below
             errors.append(exc)
 
     threads = [threading.Thread(target=work, args=(p,)) for p in paths]

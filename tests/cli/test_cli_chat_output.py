@@ -16,7 +16,7 @@ from support.provider_server import Close, Drop, Page, Text
 ESC_REPLY = Text("clear\x1b[2J screen \x9b31m red\x07 bell\tand\nnewline")
 
 
-def _setup(db: Path, server, style: str = "chat", *extra: str) -> None:  # noqa: ANN001
+def _setup(db: Path, server, style: str = "chat", *extra: str) -> None:
     run(db, "provider", "add", "loop", "--style", style, "--base-url", server.url("/v1"),
         "--model", "loop-model", *extra)  # fmt: skip
 

@@ -25,7 +25,7 @@ from support.provider_server import Text, overflow, unauthorized
 DOC = (Path(__file__).parents[2] / "docs" / "cli.md").read_text()
 
 
-def _card(db: Path, server, name: str = "loop") -> None:  # noqa: ANN001
+def _card(db: Path, server, name: str = "loop") -> None:
     run(db, "provider", "add", name, "--style", "chat", "--base-url", server.url("/v1"),
         "--model", "loop-model")  # fmt: skip
 
@@ -69,7 +69,7 @@ def test_directory_for_a_file_is_one_code_in_every_command(paths: dict[str, Path
         assert code == want and "directory" in err, (args, code, err)
 
 
-def test_unknown_name_is_one_code_in_every_command(paths: dict[str, Path], provider_server) -> None:  # noqa: ANN001
+def test_unknown_name_is_one_code_in_every_command(paths: dict[str, Path], provider_server) -> None:
     """An unknown provider, session, setting or attachment id exits with the unknown-name code."""
     db = paths["db"]
     _card(db, provider_server)
@@ -82,7 +82,7 @@ def test_unknown_name_is_one_code_in_every_command(paths: dict[str, Path], provi
         assert code == want and "zzz" in err, (args, code, err)
 
 
-def test_the_other_kinds_keep_their_rows(paths: dict[str, Path], provider_server) -> None:  # noqa: ANN001
+def test_the_other_kinds_keep_their_rows(paths: dict[str, Path], provider_server) -> None:
     """Bad value, store, provider, overflow, provider-config, attach and usage mistakes exit
     with their own rows of the table, across several commands."""
     db = paths["db"]
@@ -110,7 +110,7 @@ def test_the_other_kinds_keep_their_rows(paths: dict[str, Path], provider_server
     )
 
 
-def test_ctrl_c_is_the_interrupted_row(paths: dict[str, Path], provider_server) -> None:  # noqa: ANN001
+def test_ctrl_c_is_the_interrupted_row(paths: dict[str, Path], provider_server) -> None:
     """SIGINT while a reply streams exits with the interrupted code."""
     db = paths["db"]
     _card(db, provider_server)

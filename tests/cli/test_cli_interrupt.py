@@ -23,7 +23,7 @@ from support.provider_server import Text
 SLOW = Text(" ".join(f"word{k}" for k in range(200)), delay=0.2)
 
 
-def _add_card(db: Path, server) -> None:  # noqa: ANN001
+def _add_card(db: Path, server) -> None:
     run(
         db,
         "provider",

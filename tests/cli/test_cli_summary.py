@@ -26,7 +26,7 @@ def _doc(tmp_path: Path, lines: int = 600) -> Path:
     return path
 
 
-def _setup(db: Path, server) -> None:  # noqa: ANN001
+def _setup(db: Path, server) -> None:
     run(db, "provider", "add", "loop", "--style", "chat", "--base-url", server.url("/v1"),
         "--model", "loop-model")  # fmt: skip
     with chatkeep.open(str(db)) as s:

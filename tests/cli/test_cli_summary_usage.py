@@ -25,7 +25,7 @@ def _big_text(tmp_path: Path, size: int = 209_000) -> Path:
     return path
 
 
-def _setup(db: Path, server) -> None:  # noqa: ANN001
+def _setup(db: Path, server) -> None:
     run(db, "provider", "add", "loop", "--style", "chat", "--base-url", server.url("/v1"),
         "--model", "loop-model", "--price-input", "2", "--price-output", "8")  # fmt: skip
 

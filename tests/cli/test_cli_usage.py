@@ -16,7 +16,7 @@ from support.provider_server import Text, provider_server  # noqa: F401
 PRICES = ("--price-input", "3", "--price-cached", "0.3", "--price-cache-write", "3.75")
 
 
-def _add(db: Path, server, style: str, stream: bool, name: str = "loop") -> None:  # noqa: ANN001
+def _add(db: Path, server, style: str, stream: bool, name: str = "loop") -> None:
     base = server.url("/v1") if style != "anthropic" else server.base_url
     args = ["provider", "add", name, "--style", style, "--base-url", base, "--model", "m"]
     args += [*PRICES, "--price-output", "15"]

@@ -108,7 +108,7 @@ def test_usage_totals_stop_at_64_bits(tmp_path: Path) -> None:
 @pytest.mark.parametrize("prompt", [2**64, 2**63])
 def test_a_provider_count_beyond_64_bits_keeps_the_reply(
     tmp_path: Path,
-    provider_server,  # noqa: ANN001, F811
+    provider_server,  # noqa: F811
     prompt: int,
 ) -> None:
     """A provider reporting more prompt tokens than 64 bits hold: the reply is stored (without

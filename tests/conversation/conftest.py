@@ -10,9 +10,9 @@ import pytest
 # The helpers module sits next to these tests; make it importable whatever the import mode.
 sys.path.insert(0, str(Path(__file__).parent))
 
-from conv_helpers import Sleeps, use_provider  # noqa: E402
+from conv_helpers import Sleeps, use_provider
 
-from support.provider_server import provider_server  # noqa: E402, F401
+from support.provider_server import provider_server  # noqa: F401
 
 
 @pytest.fixture

@@ -16,10 +16,10 @@ from clirun import run
 
 pytest.importorskip("agents")
 pytest.importorskip("langchain_core")
-from langchain_core.messages import AIMessage, HumanMessage  # noqa: E402
+from langchain_core.messages import AIMessage, HumanMessage
 
-from chatkeep.integrations.agents import ChatkeepSession  # noqa: E402
-from chatkeep.integrations.langchain import ChatkeepChatMessageHistory  # noqa: E402
+from chatkeep.integrations.agents import ChatkeepSession
+from chatkeep.integrations.langchain import ChatkeepChatMessageHistory
 
 BAD_IDS = {
     "nul": "a\x00b",

@@ -11,12 +11,12 @@ import chatkeep
 from factories import png_data_url
 
 pytest.importorskip("langchain_core")
-from langchain_core.chat_history import BaseChatMessageHistory  # noqa: E402
-from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage  # noqa: E402
-from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder  # noqa: E402
-from langchain_core.runnables import Runnable  # noqa: E402
+from langchain_core.chat_history import BaseChatMessageHistory
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+from langchain_core.runnables import Runnable
 
-from chatkeep.integrations.langchain import (  # noqa: E402
+from chatkeep.integrations.langchain import (
     ChatkeepChatMessageHistory,
     apply_request_rules_to_messages,
     request_rules,

@@ -45,7 +45,7 @@ def openai_echo() -> Iterator[str]:
     " and the last message, streamed or whole: the model for releases before plugins (0.4)."""
 
     class Echo(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the handler's name
+        def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             answer = f"You said: {body['messages'][-1]['content']}"
             head = {"id": "chatcmpl-1", "created": 0, "model": body["model"]}

@@ -18,12 +18,12 @@ pytest.importorskip("jinja2")
 # The helpers module sits next to these tests; make it importable whatever the import mode.
 sys.path.insert(0, str(Path(__file__).parent))
 
-from panel_helpers import ORIGIN, PORT, TOKEN  # noqa: E402
-from starlette.testclient import TestClient  # noqa: E402
+from panel_helpers import ORIGIN, PORT, TOKEN
+from starlette.testclient import TestClient
 
-import chatkeep  # noqa: E402
-from chatkeep.panel import PanelServer, create_app  # noqa: E402
-from support.provider_server import provider_server  # noqa: E402, F401
+import chatkeep
+from chatkeep.panel import PanelServer, create_app
+from support.provider_server import provider_server  # noqa: F401
 
 
 @pytest.fixture

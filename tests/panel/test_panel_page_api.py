@@ -160,7 +160,7 @@ def test_attach_url_from_a_local_page(client, pstore):
     """POST /api/attach fetches a page (served locally here) and stores it as a chip."""
 
     class Page(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
+        def do_GET(self):
             body = (
                 b"<html><head><title>Local article</title></head><body><article><h1>Local article"
                 b"</h1><p>"

@@ -109,7 +109,7 @@ def test_builders_total_pure_deterministic(history, user_entry):
     assert (history, user_entry) == before
 
 
-def _keys(value) -> set[str]:  # noqa: ANN001
+def _keys(value) -> set[str]:
     """Every mapping key anywhere in a JSON value."""
     out: set[str] = set()
     stack = [value]

@@ -10,13 +10,13 @@ import chatkeep
 from factories import assistant, user
 
 
-def _counted(spec) -> int:  # noqa: ANN001
+def _counted(spec) -> int:
     return int(
         spec.raw_rows("SELECT count(*) FROM ck_archive WHERE profile=?", (spec.profile,))[0][0]
     )
 
 
-def _kept(spec) -> tuple[int | None, int | None]:  # noqa: ANN001
+def _kept(spec) -> tuple[int | None, int | None]:
     r = spec.raw_rows(
         "SELECT archived, archived_next FROM ck_history_state WHERE profile=?", (spec.profile,)
     )
@@ -30,7 +30,7 @@ def _fill(store: chatkeep.Store, turns: int) -> None:
         store.history.append(assistant(f"answer {i}"))
 
 
-def test_the_kept_count_follows_every_archive_write(spec) -> None:  # noqa: ANN001
+def test_the_kept_count_follows_every_archive_write(spec) -> None:
     with spec.open() as s:
         _fill(s, 20)  # 40 entries through a 6-entry window: 34 archived, a few at a time
         assert s.history.archived_count() == _counted(spec) == 34
@@ -45,7 +45,7 @@ def test_the_kept_count_follows_every_archive_write(spec) -> None:  # noqa: ANN0
         assert (total, start, len(page)) == (_counted(spec), _counted(spec) - 5, 5)
 
 
-def test_imports_count_the_archive_they_write(spec, tmp_path) -> None:  # noqa: ANN001
+def test_imports_count_the_archive_they_write(spec, tmp_path) -> None:
     with spec.open() as s:
         _fill(s, 10)
         doc = s.export_data()
@@ -65,7 +65,7 @@ def test_imports_count_the_archive_they_write(spec, tmp_path) -> None:  # noqa: 
         assert target.history.archived_count() == 14
 
 
-def test_rows_written_by_code_that_keeps_no_count_are_counted(spec) -> None:  # noqa: ANN001
+def test_rows_written_by_code_that_keeps_no_count_are_counted(spec) -> None:
     """An older version appends to the archive without the count: the archive no longer ends
     where the count was taken, so it is counted; the next archiving write keeps it again."""
     with spec.open() as s:
@@ -81,7 +81,7 @@ def test_rows_written_by_code_that_keeps_no_count_are_counted(spec) -> None:  # 
         assert _kept(spec) == (16, 16)
 
 
-def test_a_store_migrated_without_counts_counts_then_keeps(spec) -> None:  # noqa: ANN001
+def test_a_store_migrated_without_counts_counts_then_keeps(spec) -> None:
     """Right after migration 0013 no count is kept (NULL): reads count, the first archiving
     write takes the count."""
     with spec.open() as s:
@@ -96,7 +96,7 @@ def test_a_store_migrated_without_counts_counts_then_keeps(spec) -> None:  # noq
         assert s.history.archived_count() == 15
 
 
-def test_doctor_finds_and_repairs_a_count_that_is_off(spec) -> None:  # noqa: ANN001
+def test_doctor_finds_and_repairs_a_count_that_is_off(spec) -> None:
     """A row taken out of the middle by code that keeps no count leaves the end where it was:
     the kept count is off by one; doctor reports it and repairs it."""
     with spec.open() as s:
@@ -113,7 +113,7 @@ def test_doctor_finds_and_repairs_a_count_that_is_off(spec) -> None:  # noqa: AN
         assert not s.doctor()["problems"]
 
 
-def test_the_migration_counts_an_existing_archive(sqlite_spec) -> None:  # noqa: ANN001
+def test_the_migration_counts_an_existing_archive(sqlite_spec) -> None:
     """A store made before migration 0013 (no kept count) gets its archive counted once, by
     the migration, so the first read after the upgrade counts nothing."""
     with sqlite_spec.open() as s:

@@ -210,7 +210,7 @@ def test_get_all_reads_only_its_keys_sqlite(sqlite_spec) -> None:
         s.sessions.save()
         tables: set[str] = set()
 
-        def auth(action, arg1, arg2, dbname, source):  # noqa: ANN001
+        def auth(action, arg1, arg2, dbname, source):
             if arg1 and arg1.startswith("ck_"):
                 tables.add(arg1)
             return 0  # SQLITE_OK

@@ -69,7 +69,7 @@ def _model(store: chatkeep.Store, q: str) -> list[str]:
 
 
 @pytest.fixture
-def drawer(spec):  # noqa: ANN001
+def drawer(spec):
     with spec.open() as s:
         _fill(s, 180)
         yield s
@@ -93,7 +93,7 @@ def test_every_query_lists_what_the_spec_says(drawer: chatkeep.Store) -> None:
     limit=st.integers(0, 120),
     offset=st.integers(0, 200),
 )
-def test_a_page_is_a_slice_of_the_whole_listing(drawer: chatkeep.Store, q, limit, offset) -> None:  # noqa: ANN001
+def test_a_page_is_a_slice_of_the_whole_listing(drawer: chatkeep.Store, q, limit, offset) -> None:
     """list(q, limit=, offset=) == list(q)[offset:offset+limit], for any query and page."""
     whole = drawer.sessions.list(q)
     assert drawer.sessions.list(q, limit=limit, offset=offset) == whole[offset : offset + limit]
@@ -137,7 +137,7 @@ def test_pages_at_every_density_match_the_model(drawer: chatkeep.Store) -> None:
 @pytest.mark.parametrize(
     ("limit", "offset"), [(-1, 0), (True, 0), (1.5, 0), ("5", 0), (5, -2), (5, None), (5, False)]
 )
-def test_bad_page_arguments_are_typed_errors(drawer: chatkeep.Store, limit, offset) -> None:  # noqa: ANN001
+def test_bad_page_arguments_are_typed_errors(drawer: chatkeep.Store, limit, offset) -> None:
     before = drawer.sessions.list()
     with pytest.raises(InvalidValue) as err:
         drawer.sessions.list("zebra", limit=limit, offset=offset)
@@ -166,7 +166,7 @@ def test_writes_keep_the_indexes_in_step(drawer: chatkeep.Store) -> None:
     assert len(drawer.sessions.list(limit=500)) == 10
 
 
-def test_repeated_ids_written_later_are_still_migrated(spec) -> None:  # noqa: ANN001
+def test_repeated_ids_written_later_are_still_migrated(spec) -> None:
     """An index written with a repeated id gets a fresh id for the second row on the next read
     (the repeat is flagged as it is written), and both bodies stay."""
     with spec.open() as s:
@@ -241,7 +241,7 @@ def test_cli_sessions_list_pages(tmp_path: Path) -> None:
     assert bad.returncode != 0 and "limit" in bad.stderr.lower()
 
 
-def test_postgres_without_pg_trgm_still_searches(pg_spec) -> None:  # noqa: ANN001
+def test_postgres_without_pg_trgm_still_searches(pg_spec) -> None:
     """A role that may not create extensions gets a working store whose searches scan: the
     trigram migration is recorded, no index is made, every listing is still exact."""
     import uuid
@@ -307,7 +307,7 @@ def test_pages_beyond_any_drawer_are_empty_not_errors(drawer: chatkeep.Store) ->
             assert got == model[offset : offset + limit], (q, limit, offset)
 
 
-def test_postgres_digests_are_stored_with_lz4(pg_spec) -> None:  # noqa: ANN001
+def test_postgres_digests_are_stored_with_lz4(pg_spec) -> None:
     """Migration 0011 sets lz4 on the digest column, so a long digest written from then on is
     compressed with it (a search reads every digest it looks through whole; lz4 gives them back
     faster than pglz), and the search over it finds what it holds."""
@@ -332,7 +332,7 @@ def test_postgres_digests_are_stored_with_lz4(pg_spec) -> None:  # noqa: ANN001
         assert s.sessions.list("paragraph 400 about", limit=5) == []
 
 
-def test_postgres_search_statements_reuse_one_plan(pg_spec) -> None:  # noqa: ANN001
+def test_postgres_search_statements_reuse_one_plan(pg_spec) -> None:
     """A drawer search's statements, once prepared, run on one generic plan instead of being
     planned afresh on every call (the server kept choosing custom plans, whose planning cost
     more than running them), and the pages stay exact. Both are prepared: the probe (with the
@@ -350,7 +350,7 @@ def test_postgres_search_statements_reuse_one_plan(pg_spec) -> None:  # noqa: AN
     assert all(generic >= 1 and custom == 0 for _sql, generic, custom in plans), plans
 
 
-def test_postgres_rare_search_is_one_statement(pg_spec) -> None:  # noqa: ANN001
+def test_postgres_rare_search_is_one_statement(pg_spec) -> None:
     """A query the newest rows hold too sparsely, and a miss, are answered by one statement:
     the trigram index's page is part of the probe's statement (skipped there when the probe
     settles it), not a second round trip. Seen from the server: the only prepared statement
@@ -373,7 +373,7 @@ def _bitmap_scans(plan: dict) -> list[dict]:  # type: ignore[type-arg]
     return found
 
 
-def test_postgres_trigram_indexes_look_in_one_profile(pg_spec) -> None:  # noqa: ANN001
+def test_postgres_trigram_indexes_look_in_one_profile(pg_spec) -> None:
     """Migration 0012 keys the trigram indexes by profile first (btree_gin): a search of a small
     profile reads its own candidates only, not those of a large profile beside it."""
 
@@ -410,7 +410,7 @@ def test_postgres_trigram_indexes_look_in_one_profile(pg_spec) -> None:  # noqa:
     assert scans and all(s["Actual Rows"] <= 3 for s in scans), scans
 
 
-def test_postgres_without_btree_gin_keeps_its_trigram_indexes(pg_spec) -> None:  # noqa: ANN001
+def test_postgres_without_btree_gin_keeps_its_trigram_indexes(pg_spec) -> None:
     """Where pg_trgm is installed but the role may not create btree_gin, migration 0012 is
     recorded, the trigram indexes stay as they were, and listings stay exact."""
     import uuid
@@ -445,7 +445,7 @@ def test_postgres_without_btree_gin_keeps_its_trigram_indexes(pg_spec) -> None: 
             admin.execute(f"DROP ROLE IF EXISTS {role}")
 
 
-def test_pages_of_drawers_around_the_look_through_size(spec) -> None:  # noqa: ANN001
+def test_pages_of_drawers_around_the_look_through_size(spec) -> None:
     """Drawers of just fewer, as many and just more sessions than the look-through reads (9
     first, then up to two pages' worth) page as the model says, for needles that most, half,
     few and no sessions hold, and one that the newest rows hold densely and the rest sparsely."""

@@ -247,7 +247,7 @@ def test_mutate_exception_releases_lock_and_reaches_caller(store: chatkeep.Store
     store.history.append(user("a"))
     before = spec.dump()
 
-    def boom(entries):  # noqa: ANN001, ANN202
+    def boom(entries):
         entries.append(user("half-done"))
         raise RuntimeError("boom")
 
@@ -264,7 +264,7 @@ def test_mutator_gets_a_copy(store: chatkeep.Store) -> None:
     """Changing the list passed to fn and returning None stores nothing."""
     store.history.append(user("a"))
 
-    def fn(entries):  # noqa: ANN001, ANN202
+    def fn(entries):
         entries[0]["content"] = "changed"
         return None
 
@@ -277,7 +277,7 @@ def test_lock_is_fifo_within_a_process(store: chatkeep.Store) -> None:
     holding = threading.Event()
     release = threading.Event()
 
-    def slow(entries):  # noqa: ANN001, ANN202
+    def slow(entries):
         holding.set()
         release.wait(10)
         return [*entries, user("first")]
@@ -367,7 +367,7 @@ def test_blob_deleted_when_last_reference_goes(store: chatkeep.Store, spec) -> N
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(before=st.one_of(st.none(), st.integers(-3, 30)), limit=st.integers(-2, 30))
-def test_an_archive_page_is_a_slice_of_the_archive(store, before, limit) -> None:  # noqa: ANN001
+def test_an_archive_page_is_a_slice_of_the_archive(store, before, limit) -> None:
     """archived_page(before, limit) is archived()[before - limit:before] (clamped), with the
     archive's length and the page's start, on both backends; archived_last_with finds the
     newest entry before a position that holds the key."""

@@ -28,7 +28,7 @@ def test_every_migration_is_recorded_by_name(spec) -> None:
 class _Failing(SQLiteBackend):
     """A backend whose registry ends with a migration that fails halfway."""
 
-    def migrations(self):  # noqa: ANN201
+    def migrations(self):
         return (
             *super().migrations(),
             Migration("9001_ok", ("CREATE TABLE ck_test_ok (x INTEGER)",)),

@@ -12,7 +12,7 @@ import chatkeep
 from factories import assistant, image_entry, png_data_url, user
 
 
-def _statements(s: chatkeep.Store, fn) -> list[str]:  # noqa: ANN001
+def _statements(s: chatkeep.Store, fn) -> list[str]:
     """The SQL statements ``fn()`` runs on an SQLite store's connection (without the ones the
     FTS5 module runs inside them: ``-- …``, whose number depends on its segment merges)."""
     seen: list[str] = []
@@ -184,7 +184,7 @@ def test_index_stored_before_rows_is_converted(spec) -> None:
         assert [r["name"] for r in s.sessions.list()] == ["B", "A2"]
 
 
-def test_seen_stamp_on_stored_rows_equals_the_rule(spec) -> None:  # noqa: ANN001
+def test_seen_stamp_on_stored_rows_equals_the_rule(spec) -> None:
     """stamp_seen() (stored rows, pixels untouched) leaves exactly what modify_unseen with the
     stamp rule leaves: same entries read back, same rows and blobs stored."""
     from chatkeep.rules.images import stamp_images_seen

@@ -22,7 +22,7 @@ ENTRIES = st.one_of(
 )
 
 
-def _stored(spec, profile: str) -> dict[str, list]:  # noqa: ANN001
+def _stored(spec, profile: str) -> dict[str, list]:
     rows = {}
     for table, cols in (
         ("ck_kv", "key, value"),
@@ -41,7 +41,7 @@ def _stored(spec, profile: str) -> dict[str, list]:  # noqa: ANN001
 @given(
     first=st.lists(ENTRIES, min_size=1, max_size=3), more=st.lists(ENTRIES, min_size=0, max_size=3)
 )
-def test_extend_leaves_what_a_whole_rewrite_leaves(spec, first, more) -> None:  # noqa: ANN001
+def test_extend_leaves_what_a_whole_rewrite_leaves(spec, first, more) -> None:
     results = []
     for how in ("extend", "rewrite"):
         profile = f"{spec.profile}_{how}"
@@ -70,7 +70,7 @@ def test_extend_leaves_what_a_whole_rewrite_leaves(spec, first, more) -> None:  
     assert results[0][0] == [*first, *more]
 
 
-def test_extend_unknown_or_bad_input_changes_nothing(spec) -> None:  # noqa: ANN001
+def test_extend_unknown_or_bad_input_changes_nothing(spec) -> None:
     with spec.open() as s:
         s.history.append(user("hello"))
         sid = s.sessions.save("one")["id"]
@@ -83,7 +83,7 @@ def test_extend_unknown_or_bad_input_changes_nothing(spec) -> None:  # noqa: ANN
         assert s.sessions.get(sid) == before
 
 
-def test_extend_finds_new_text_and_keeps_the_digest_cap(spec) -> None:  # noqa: ANN001
+def test_extend_finds_new_text_and_keeps_the_digest_cap(spec) -> None:
     with spec.open() as s:
         s.history.append(user("a" * 99_990))
         sid = s.sessions.save("long")["id"]
@@ -99,7 +99,7 @@ def test_extend_finds_new_text_and_keeps_the_digest_cap(spec) -> None:  # noqa: 
         assert s.sessions.list("quokka") == []  # past the cap (SPEC §4.3)
 
 
-def test_text_with_nul_saves_and_is_found(spec) -> None:  # noqa: ANN001
+def test_text_with_nul_saves_and_is_found(spec) -> None:
     """A NUL inside a message used to make the save fail on PostgreSQL (its text cannot hold
     one): the digest leaves NULs out, the body keeps them."""
     with spec.open() as s:

@@ -23,7 +23,7 @@ def pg_available() -> bool:
             with psycopg.connect(PG_URL, connect_timeout=3) as conn:
                 conn.execute("SELECT 1")
             _pg_state["ok"] = True
-        except Exception as exc:  # noqa: BLE001 - any failure means "not available"
+        except Exception as exc:  # any failure means "not available"
             _pg_state["ok"] = False
             _pg_state["why"] = str(exc)
     return bool(_pg_state["ok"])

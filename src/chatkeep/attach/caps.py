@@ -21,6 +21,7 @@ from ..constants import (
 from ..dataurl import decode as decode_data_url
 from ..errors import AttachError, UndecodableImage
 from ..limits import is_unicode
+from .files import _read_limited
 
 if TYPE_CHECKING:
     from ..storage.profile import Profile
@@ -71,8 +72,6 @@ def image_source(
         label = name or PASTED_IMAGE_NAME
         url = ""
     else:
-        from .files import _read_limited  # one size check for every local file
-
         require_text(
             str(data_or_path) if isinstance(data_or_path, Path) else data_or_path, "the image path"
         )

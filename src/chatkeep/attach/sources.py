@@ -10,7 +10,8 @@ Contract of ``Extracted``:
   ``"pdf"``, ``"image"`` or ``"video"``.
 - ``text`` is at most ``max_chars`` long; when the source held more, it was cut and
   ``truncated`` is ``True``. A PDF keeps its ``## Figures`` section whole: the body is cut first.
-- ``images`` are ``data:image/<png|jpeg|webp|gif>;base64,…`` URLs in document order;
+- ``images`` are ``data:image/<type>;base64,…`` URLs in document order (each image under its
+  own type: :mod:`chatkeep.attach.images`);
   ``captions[k]`` labels ``images[k]`` when captions are given (PDF figures).
 - ``fmt`` names the source format (``"html"``, ``"markdown"``, ``"text"``, ``"pdf"``, ``"png"``,
   ``"vtt"``, …); ``video_src`` is ``{"platform": str, "url": str}`` for video transcripts only.
@@ -24,6 +25,7 @@ import base64
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from ..constants import DEFAULT_MAX_SOURCE_BYTES, DEFAULT_MAX_TEXT_CHARS
 
@@ -163,11 +165,8 @@ def _guess_encoding(data: bytes) -> str | None:
     Short samples are ambiguous between single-byte code pages; a CJK codec that decodes the
     bytes is preferred over a single-byte guess, and Windows-1252 over other Latin code pages.
     """
-    try:
-        # charset_normalizer comes with the attach extras; imported lazily to keep import cheap.
-        from charset_normalizer import from_bytes
-    except ImportError:  # pragma: no cover - only without the attach extras
-        return None
+    from charset_normalizer import from_bytes  # lazy: only text of an unknown encoding needs it
+
     matches = [m.encoding for m in from_bytes(data)]
     if not matches:
         return None
@@ -225,8 +224,6 @@ def markdown_title(text: str) -> str:
 
 def name_title(path_or_url: str) -> str:
     """A readable title from a file name or the last segment of a URL path."""
-    from urllib.parse import unquote, urlsplit
-
     if "://" in path_or_url:
         parts = urlsplit(path_or_url)
         segment = unquote(parts.path.rstrip("/").rsplit("/", 1)[-1])

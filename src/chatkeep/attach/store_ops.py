@@ -46,6 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote, urlsplit
 
 from ..constants import (
     DEFAULT_MAX_TEXT_CHARS,
@@ -62,7 +63,11 @@ from . import tracker
 from .caps import image_source as _image_source
 from .caps import require_text as _require_text
 from .caps import resource_limits
+from .files import extract_file
+from .images import extract_image_bytes
 from .sources import DEFAULT_MAX_FETCH_BYTES, DEFAULT_MAX_FILE_BYTES, DEFAULT_TIMEOUT, Extracted
+from .video import extract_video
+from .web import extract_url
 
 if TYPE_CHECKING:
     from ..storage.profile import Profile
@@ -263,8 +268,6 @@ def attach_url(
 ) -> AttachResult:
     """Fetch a web page (or a PDF/text served by URL) and attach it."""
     _require_text(url, "the URL")
-    from .web import extract_url
-
     return _store_extracted(
         store,
         lambda cap: extract_url(url, timeout=timeout, max_bytes=max_bytes, max_chars=cap),
@@ -287,8 +290,6 @@ def attach_file(
 ) -> AttachResult:
     """Attach a local HTML, Markdown, text, PDF or image file (within the size, pixel and page
     limits: ``max_bytes`` or the setting ``maxSourceBytes``, ``maxImagePixels``, ``maxPdfPages``)."""
-    from .files import extract_file
-
     limits = resource_limits(store)
     cap_bytes = max_bytes if max_bytes is not None else limits["max_bytes"]
     return _store_extracted(
@@ -323,8 +324,6 @@ def attach_video(
         str(transcript_path) if isinstance(transcript_path, Path) else transcript_path,
         "the transcript path",
     )
-    from .video import extract_video
-
     return _store_extracted(
         store,
         lambda cap: extract_video(
@@ -354,8 +353,6 @@ def attach_image(
     line, not change-tracked, named ``name`` or "pasted image"), or the path of an image file.
     Anything that does not decode as an image raises :class:`AttachError`.
     """
-    from .images import extract_image_bytes
-
     limits = resource_limits(store)
     cap_bytes = max_bytes if max_bytes is not None else limits["max_bytes"]
 
@@ -413,8 +410,6 @@ def attach_source(
 
 def _file_url_path(url: str) -> str:
     """The local path of a ``file://`` URL (``file:///abs/path`` or ``file://localhost/…``)."""
-    from urllib.parse import unquote, urlsplit
-
     parts = urlsplit(url)
     if parts.netloc not in ("", "localhost"):
         raise AttachError(

@@ -29,6 +29,7 @@ import time
 from urllib.parse import urlsplit
 
 from ..errors import AttachError
+from .pdf import extract_pdf_bytes
 from .sources import (
     DEFAULT_MAX_CHARS,
     DEFAULT_MAX_FETCH_BYTES,
@@ -346,8 +347,6 @@ def extract_url(
             decode_text(body, charset), url=url, fmt=fmt, kind="page", max_chars=max_chars
         )
     if media in _PDF_TYPES:
-        from .pdf import extract_pdf_bytes
-
         name = name_title(url)
         return extract_pdf_bytes(body, name=name, url=url, max_chars=max_chars)
     raise AttachError(

@@ -19,25 +19,27 @@ from __future__ import annotations
 import os
 import sys
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
-from .. import NotFound
+from .. import (
+    AttachResult,
+    NotFound,
+    attach_source,
+    attach_video,
+    summarize_attachment,
+    undo_attach,
+)
 from .context import pass_ctx
 from .main import EXIT_CODES
 from .output import echo_json, plain
 from .words import plural
 
-if TYPE_CHECKING:
-    from .. import AttachResult
-
 
 def _summarize_now(store: Any, attach_id: str) -> bool:
     """Condense the attachment now, with progress on stderr (a bar on a terminal, one line per
     finished call otherwise). Ctrl-C stops waiting: the raw attachment stays, exit 130."""
-    from .. import summarize_attachment  # lazy: only long attachments are condensed
-
     result: dict[str, Any] = {}
     finished = threading.Event()
     progress = _Progress()
@@ -47,7 +49,7 @@ def _summarize_now(store: Any, attach_id: str) -> bool:
             result["written"] = summarize_attachment(
                 store, attach_id, on_progress=progress.update, raise_errors=True
             )
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
+        except BaseException as exc:  # re-raised in the main thread
             result["error"] = exc
         finally:
             finished.set()
@@ -144,7 +146,7 @@ def _describe(result: AttachResult) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (stable schema).")
 @pass_ctx
 def attach_cmd(
-    ctx,  # noqa: ANN001
+    ctx,
     source: str | None,
     title: str | None,
     mode: str | None,
@@ -154,11 +156,9 @@ def attach_cmd(
     as_json: bool,
 ) -> None:
     """Attach a web page, file, PDF or image, or a video transcript (--video URL --transcript FILE)."""
-    from .. import attach_source, attach_video  # lazy: `chatkeep --help` must not load them
-
     written: list[bool] = []
 
-    def summarize(store, attach_id: str) -> None:  # noqa: ANN001 - the attach hook's signature
+    def summarize(store, attach_id: str) -> None:
         # the process ends with the command, so the summary runs now, in the foreground; a
         # provider failure propagates, so the result's summaryError names it
         written.append(_summarize_now(store, attach_id))
@@ -196,10 +196,8 @@ def attach_cmd(
 @click.argument("attach_id")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_ctx
-def undo_attach_cmd(ctx, attach_id: str, as_json: bool) -> None:  # noqa: ANN001
+def undo_attach_cmd(ctx, attach_id: str, as_json: bool) -> None:
     """Remove an attachment from the live history by its attach id."""
-    from .. import undo_attach
-
     if not undo_attach(ctx.store(), attach_id):
         raise NotFound(
             f"no attachment with id {attach_id!r} in the live history",

@@ -28,7 +28,7 @@ from typing import Any
 
 import click
 
-from .. import AttachError, ChatkeepError, InvalidValue, ProviderError
+from .. import AttachError, ChatkeepError, InvalidValue, ProviderError, extract_file
 from .context import pass_ctx
 from .main import EXIT_CODES, exit_code_for
 from .output import echo_json, plain
@@ -58,8 +58,6 @@ def _text_arg(text: str) -> str:
 
 
 def _read_images(paths: tuple[str, ...]) -> list[str]:
-    from .. import extract_file
-
     urls = []
     for path in paths:
         ex = extract_file(path)
@@ -152,7 +150,7 @@ def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
                 cancel=cancel,
                 **kwargs,
             )
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the main thread
+        except BaseException as exc:  # re-raised in the main thread
             result["error"] = exc
         finally:
             finished.set()
@@ -240,7 +238,7 @@ def _json_errors(command: Callable[..., None]) -> Callable[..., None]:
 @_json_errors
 def chat_cmd(
     ctx, text: str, images: tuple[str, ...], provider: str | None, model: str | None, as_json: bool
-) -> None:  # noqa: ANN001
+) -> None:
     """Send one message and stream the reply.
 
     TEXT `-` reads the message from standard input. Ctrl-C stops the reply, keeps the partial
@@ -261,7 +259,7 @@ def chat_cmd(
 @_json_errors
 def edit_cmd(
     ctx, index: int, text: str, provider: str | None, model: str | None, as_json: bool
-) -> None:  # noqa: ANN001
+) -> None:
     """Edit your message at INDEX and send it again (everything after it is replaced).
 
     TEXT `-` reads the new text from standard input."""
@@ -276,7 +274,7 @@ def edit_cmd(
 @_JSON
 @pass_ctx
 @_json_errors
-def regenerate_cmd(ctx, provider: str | None, model: str | None, as_json: bool) -> None:  # noqa: ANN001
+def regenerate_cmd(ctx, provider: str | None, model: str | None, as_json: bool) -> None:
     """Ask for a new answer to your last message."""
     chat = ctx.store().chat
     _run(chat.run, as_json, turn=chat.prepare_regenerate(provider, model))

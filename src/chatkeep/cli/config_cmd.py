@@ -33,7 +33,7 @@ def config_group() -> None:
 @config_group.command("list")
 @_JSON
 @pass_ctx
-def list_cmd(ctx, as_json: bool) -> None:  # noqa: ANN001
+def list_cmd(ctx, as_json: bool) -> None:
     """Every setting with its value; `(default)` marks those never set."""
     store = ctx.store()
     settings = store.get_all()
@@ -55,7 +55,7 @@ def list_cmd(ctx, as_json: bool) -> None:  # noqa: ANN001
 @click.argument("key")
 @_JSON
 @pass_ctx
-def get_cmd(ctx, key: str, as_json: bool) -> None:  # noqa: ANN001
+def get_cmd(ctx, key: str, as_json: bool) -> None:
     """Print one setting's value (text as it is, other values as JSON)."""
     if key not in SETTING_RULES:
         parse_setting(key, "")  # raises the unknown-key error with its hint
@@ -71,7 +71,7 @@ def get_cmd(ctx, key: str, as_json: bool) -> None:  # noqa: ANN001
 @click.argument("value")
 @_JSON
 @pass_ctx
-def set_cmd(ctx, key: str, value: str, as_json: bool) -> None:  # noqa: ANN001
+def set_cmd(ctx, key: str, value: str, as_json: bool) -> None:
     """Set one setting; VALUE is parsed by its type (true/false, an integer, or text)."""
     typed = parse_setting(key, value)
     store = ctx.store()

@@ -33,7 +33,7 @@ PROBLEMS_EXIT = EXIT_CODES["store"]
 )
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (stable schema).")
 @pass_ctx
-def doctor_cmd(ctx, repair: bool, restore: bool, as_json: bool) -> None:  # noqa: ANN001
+def doctor_cmd(ctx, repair: bool, restore: bool, as_json: bool) -> None:
     """Check the store: index and bodies, blob references, missing images, unreadable rows."""
     report = ctx.store().doctor(repair=repair, restore_quarantine=restore)
     repair = repair or restore

@@ -24,7 +24,7 @@ from .reading import history_text
     help="Only the last N entries (indexes stay those of the whole history).",
 )
 @pass_ctx
-def history_cmd(ctx, as_json: bool, archived: bool, last: int | None) -> None:  # noqa: ANN001
+def history_cmd(ctx, as_json: bool, archived: bool, last: int | None) -> None:
     """Show the live history (images as sizes, never base64)."""
     text = history_text(ctx.store(), as_json=as_json, archived=archived, last=last)
     sys.stdout.write(text) if as_json else click.echo(text, nl=False)
@@ -33,7 +33,7 @@ def history_cmd(ctx, as_json: bool, archived: bool, last: int | None) -> None:  
 @click.command("stats")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @pass_ctx
-def stats_cmd(ctx, as_json: bool) -> None:  # noqa: ANN001
+def stats_cmd(ctx, as_json: bool) -> None:
     """Entries, sessions, bytes stored, unseen image bytes, archive size, unreadable values."""
     stats = ctx.store().stats()
     if as_json:

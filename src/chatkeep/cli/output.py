@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from .words import plural
-
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any
 
 
 @contextmanager
@@ -51,8 +49,6 @@ def json_text(value: Any, *, indent: int | None = 2) -> str:
     Strict JSON: the library bounds every number it reports (SPEC §12), and a non-finite float
     that got past that anyway is written as ``null``, never as ``Infinity`` or ``NaN``, which
     strict parsers refuse."""
-    import json  # here, not at import: it loads `re`, which text output never needs
-
     try:
         text = json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=False)
     except ValueError:  # an out-of-range float: the only value allow_nan=False refuses

@@ -59,7 +59,7 @@ def add_cmd(
     server_transcript: bool,
     make_active: bool | None,
     **cost: float | bool | None,
-) -> None:  # noqa: ANN001, E501
+) -> None:
     """Add (or replace) the provider card NAME. Keys are read from --api-key-env, never stored."""
     card: dict[str, object] = {
         "style": style,
@@ -88,7 +88,7 @@ def add_cmd(
 @click.argument("name")
 @click.option("--model", help="Use this model instead of the card's own.")
 @pass_ctx
-def use_cmd(ctx, name: str, model: str | None) -> None:  # noqa: ANN001
+def use_cmd(ctx, name: str, model: str | None) -> None:
     """Make NAME the active provider (optionally with another model)."""
     ctx.store().cards.use(name, model)
     click.echo(f"using {name}" + (f" with model {model}" if model else ""))
@@ -97,7 +97,7 @@ def use_cmd(ctx, name: str, model: str | None) -> None:  # noqa: ANN001
 @provider_group.command("remove")
 @click.argument("name")
 @pass_ctx
-def remove_cmd(ctx, name: str) -> None:  # noqa: ANN001
+def remove_cmd(ctx, name: str) -> None:
     """Remove the provider card NAME."""
     result = ctx.store().cards.remove(name)
     after = result["activeProvider"]
@@ -107,7 +107,7 @@ def remove_cmd(ctx, name: str) -> None:  # noqa: ANN001
 @provider_group.command("list")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (stable schema).")
 @pass_ctx
-def list_cmd(ctx, as_json: bool) -> None:  # noqa: ANN001
+def list_cmd(ctx, as_json: bool) -> None:
     """List provider cards; the active one is marked."""
     listing = ctx.store().cards.rows()
     rows = listing["providers"]

@@ -4,13 +4,10 @@ with control characters escaped) or as JSON, made from the store without any Cli
 from __future__ import annotations
 
 import datetime as dt
+from typing import Any
 
 from .. import entry_view
 from .output import columns_text, json_text, plain, render_entry
-
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any
 
 
 def when(ms: object) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from .. import preview_request
 from .context import pass_ctx
 from .output import echo_json, human_size, plain
 from .words import plural
@@ -15,14 +16,12 @@ from .words import plural
 @click.option("--model", help="Model to build for.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (stable schema).")
 @pass_ctx
-def request_cmd(ctx, text: str, provider: str | None, model: str | None, as_json: bool) -> None:  # noqa: ANN001
+def request_cmd(ctx, text: str, provider: str | None, model: str | None, as_json: bool) -> None:
     """Show what the next request would send, and what it saves.
 
     Per entry: raw, image labels, aged stub, or held by the server (a server-transcript card);
     the history steps that ran; totals; savings against resending everything; prefix reuse
     against the previous request. It is built by the same planner a send uses."""
-    from .. import preview_request
-
     p = preview_request(ctx.store(), text, provider=provider, model=model)
     if as_json:
         echo_json(p)

@@ -3,12 +3,13 @@
 Binds (``--port 0`` = any free port), prints ``http://HOST:PORT/?token=…`` — the token is new at
 every launch and every API call needs it — opens it in the browser unless ``--no-open``, and
 serves until Ctrl-C. A host that is not loopback is allowed but warned about: anyone who can
-reach it and learns the token can read the store. Needs the ``panel`` extra.
+reach it and learns the token can read the store.
 """
 
 from __future__ import annotations
 
 import threading
+import webbrowser
 
 import click
 
@@ -26,15 +27,9 @@ from .context import pass_ctx
 )
 @click.option("--no-open", is_flag=True, help="Do not open the panel in a browser.")
 @pass_ctx
-def serve_cmd(ctx, host: str, port: int, no_open: bool) -> None:  # noqa: ANN001
+def serve_cmd(ctx, host: str, port: int, no_open: bool) -> None:
     """Serve the web panel on localhost (prints the URL with its launch token)."""
-    try:
-        from ..panel.server import PanelServer, is_loopback  # lazy: Starlette & uvicorn
-    except ImportError as exc:  # pragma: no cover - depends on the installed extras
-        raise click.ClickException(
-            f"the web panel needs the 'panel' extra ({exc.name} is missing): "
-            "pip install 'chatkeep[panel]'"
-        ) from None
+    from ..panel.server import PanelServer, is_loopback  # lazy: Starlette & uvicorn
 
     server = PanelServer(ctx.store(), host=host, port=port)
     if not is_loopback(host):
@@ -46,8 +41,6 @@ def serve_cmd(ctx, host: str, port: int, no_open: bool) -> None:  # noqa: ANN001
     click.echo(f"chatkeep panel: {server.url}")
     click.echo("Press Ctrl-C to stop.")
     if not no_open:
-        import webbrowser
-
         threading.Timer(0.5, webbrowser.open, args=(server.url,)).start()
     try:
         server.serve()

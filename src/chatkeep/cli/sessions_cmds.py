@@ -21,7 +21,7 @@ def _missing(session_id: str) -> NotFound:
     )
 
 
-def _left_drawer(store, row: dict | None) -> None:  # noqa: ANN001
+def _left_drawer(store, row: dict | None) -> None:
     """Say on stderr how many sessions a write moved out of the drawer, and where they are."""
     n = (row or {}).get("evicted") or 0
     if n:
@@ -57,7 +57,7 @@ def sessions_group() -> None:
     help="List the sessions the maxSessions cap moved out of the drawer (QUERY: in names).",
 )
 @pass_ctx
-def list_cmd(ctx, query: str, as_json: bool, limit: int | None, offset: int, evicted: bool) -> None:  # noqa: ANN001
+def list_cmd(ctx, query: str, as_json: bool, limit: int | None, offset: int, evicted: bool) -> None:
     """List saved sessions, pinned first then newest; QUERY searches names and text."""
     if evicted:
         rows = ctx.store().sessions.evicted(query)
@@ -97,7 +97,7 @@ def list_cmd(ctx, query: str, as_json: bool, limit: int | None, offset: int, evi
     "--json", "as_json", is_flag=True, help="Print the saved row {id, name, createdAt, pinned}."
 )
 @pass_ctx
-def save_cmd(ctx, name: str | None, as_new: bool, as_json: bool) -> None:  # noqa: ANN001
+def save_cmd(ctx, name: str | None, as_new: bool, as_json: bool) -> None:
     """Save the live conversation: into the loaded session (NAME renames it), else as a new one."""
     store = ctx.store()
     loaded = store.sessions.active_id()
@@ -123,7 +123,7 @@ def save_cmd(ctx, name: str | None, as_new: bool, as_json: bool) -> None:  # noq
     help="Print the saved row {id, name, createdAt, pinned} (null when nothing was saved).",
 )
 @pass_ctx
-def new_cmd(ctx, as_json: bool) -> None:  # noqa: ANN001
+def new_cmd(ctx, as_json: bool) -> None:
     """Save the live conversation (back into its session if loaded) and start an empty one."""
     store = ctx.store()
     row = store.sessions.new()
@@ -139,7 +139,7 @@ def new_cmd(ctx, as_json: bool) -> None:  # noqa: ANN001
 @sessions_group.command("load")
 @click.argument("session_id")
 @pass_ctx
-def load_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
+def load_cmd(ctx, session_id: str) -> None:
     """Save the live conversation back (into its session if loaded), then load a saved session."""
     store = ctx.store()
     session_id = store.sessions.resolve(session_id)
@@ -159,7 +159,7 @@ def load_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
     "--json", "as_json", is_flag=True, help="Print the restored row {id, name, createdAt, pinned}."
 )
 @pass_ctx
-def restore_cmd(ctx, session_id: str, as_json: bool) -> None:  # noqa: ANN001
+def restore_cmd(ctx, session_id: str, as_json: bool) -> None:
     """Bring an evicted session back into the drawer, at the top (see `list --evicted`)."""
     store = ctx.store()
     session_id = store.sessions.resolve(session_id, evicted=True)
@@ -177,7 +177,7 @@ def restore_cmd(ctx, session_id: str, as_json: bool) -> None:  # noqa: ANN001
 @click.argument("session_id")
 @click.argument("name")
 @pass_ctx
-def rename_cmd(ctx, session_id: str, name: str) -> None:  # noqa: ANN001
+def rename_cmd(ctx, session_id: str, name: str) -> None:
     """Rename a saved session."""
     store = ctx.store()
     session_id = store.sessions.resolve(session_id)
@@ -189,7 +189,7 @@ def rename_cmd(ctx, session_id: str, name: str) -> None:  # noqa: ANN001
 @sessions_group.command("pin")
 @click.argument("session_id")
 @pass_ctx
-def pin_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
+def pin_cmd(ctx, session_id: str) -> None:
     """Pin a session to the top of the drawer (pinned sessions are never evicted)."""
     store = ctx.store()
     session_id = store.sessions.resolve(session_id)
@@ -201,7 +201,7 @@ def pin_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
 @sessions_group.command("unpin")
 @click.argument("session_id")
 @pass_ctx
-def unpin_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
+def unpin_cmd(ctx, session_id: str) -> None:
     """Unpin a session."""
     store = ctx.store()
     session_id = store.sessions.resolve(session_id)
@@ -213,7 +213,7 @@ def unpin_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
 @sessions_group.command("delete")
 @click.argument("session_id")
 @pass_ctx
-def delete_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
+def delete_cmd(ctx, session_id: str) -> None:
     """Delete a saved (or evicted) session and its body, for good."""
     store = ctx.store()
     session_id = store.sessions.resolve(session_id, evicted=None)
@@ -226,7 +226,7 @@ def delete_cmd(ctx, session_id: str) -> None:  # noqa: ANN001
 @click.argument("session_id")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (stable schema).")
 @pass_ctx
-def show_cmd(ctx, session_id: str, as_json: bool) -> None:  # noqa: ANN001
+def show_cmd(ctx, session_id: str, as_json: bool) -> None:
     """Show one saved (or evicted) session (images as sizes, never base64)."""
     store = ctx.store()
     got = store.sessions.get(store.sessions.resolve(session_id, evicted=None))

@@ -13,6 +13,8 @@ from typing import Any
 
 import click
 
+import chatkeep
+
 from .. import EXPORT_FORMATS, IMPORT_SOURCES, StoreError
 from .context import pass_ctx
 from .main import EXIT_CODES
@@ -44,7 +46,7 @@ PROGRESS_MIN_BYTES = 1 << 20  # smaller files import too fast for a bar to help
     help="Write to FILE (mode 0600) instead of stdout.",
 )
 @pass_ctx
-def export_cmd(ctx, session_id: str | None, fmt: str, output: str | None) -> None:  # noqa: ANN001
+def export_cmd(ctx, session_id: str | None, fmt: str, output: str | None) -> None:
     """Export the profile or one session (json, md, jsonl, sharegpt or html)."""
     store = ctx.store()
     if output:  # written to a temporary file first: a failure leaves nothing behind
@@ -82,8 +84,6 @@ def export_cmd(ctx, session_id: str | None, fmt: str, output: str | None) -> Non
 
 
 def _export(store: Any, session_id: str | None, fmt: str, output: str | None) -> None:
-    import chatkeep
-
     if session_id:
         session_id = store.sessions.resolve(
             session_id, evicted=None
@@ -180,13 +180,11 @@ def _summary(report: dict[str, Any]) -> str:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the import report as JSON.")
 @pass_ctx
-def import_cmd(ctx, file: str, source: str, replace: bool, as_json: bool) -> None:  # noqa: ANN001
+def import_cmd(ctx, file: str, source: str, replace: bool, as_json: bool) -> None:
     """Import an export: chatkeep, browsa, ChatGPT, Claude, Open WebUI, LibreChat, llm, …
 
     Foreign conversations become saved sessions (the live history is untouched); importing
     the same file again adds nothing; a bad file is refused whole."""
-    import chatkeep
-
     path = _stdin_copy() if file == "-" else file
     try:
         with _progress(path) as tick:

@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from .. import usage_report
 from .context import pass_ctx
 from .output import echo_json, plain
 from .words import plural
@@ -57,10 +58,8 @@ def _row(label: str, t: dict[str, Any]) -> str:
 )
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (stable schema).")
 @pass_ctx
-def usage_cmd(ctx, session: str | None, by: str | None, as_json: bool) -> None:  # noqa: ANN001
+def usage_cmd(ctx, session: str | None, by: str | None, as_json: bool) -> None:
     """Tokens in / cached / written / out, cache-hit rate and estimated cost of stored turns."""
-    from .. import usage_report
-
     report = usage_report(ctx.store(), session=session, by=by)
     if as_json:
         echo_json(report)

@@ -10,7 +10,8 @@ Public API::
              on_reasoning=None) -> Reply    # on_reasoning(text): the model's reasoning pieces
         .send / .edit_and_resend / .regenerate        # prepare + run in one call
         .stop() -> int
-    plan_request(profile, card, system, history, user_entry, *, steps=HISTORY_STEPS) -> RequestPlan
+    plan_request(profile, card, system, history, user_entry, *, steps=HISTORY_STEPS,
+                 chain=True) -> RequestPlan
     preview_request(profile, draft="", *, provider=None, model=None) -> dict   # what run() sends
     Reply(text, provider, model, usage, interrupted, warnings, stats, response_id,
           finish_reason, rescued, dropped_images, landed, session_id, cost, reasoning)

@@ -222,7 +222,7 @@ def summarize_attachment(
             chunk_chars,
             on_progress,
         )
-    except Exception as exc:  # noqa: BLE001 - a failed summary must leave the raw entry alone
+    except Exception as exc:  # a failed summary must leave the raw entry alone
         if raise_errors:
             raise
         log.warning("auto-summary of attachment %s failed: %s", attach_id, exc)
@@ -328,7 +328,7 @@ class SummaryJob(threading.Thread):
             self.written = summarize_attachment(
                 self.store, self.attach_id, **{"raise_errors": True, **self.options}
             )
-        except BaseException as exc:  # noqa: BLE001 - reported through .error
+        except BaseException as exc:  # reported through .error
             self.error = exc
             self.written = False
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 import os
 import stat
+import warnings
 from typing import IO, Any
 
 from ..constants import DEFAULT_MAX_IMAGE_PIXELS, DEFAULT_MAX_SOURCE_BYTES
@@ -127,8 +128,6 @@ def image_problem(data: bytes, what: str) -> str | None:
     """Why ``data`` cannot be an imported image: its header declares more than
     :data:`IMAGE_MAX_PIXELS` pixels. ``None`` when it is within the limit or not an image
     Pillow knows (the reader then decides by its type). Only the header is read."""
-    import warnings
-
     from PIL import Image  # lazily: Pillow is heavy, and only image members need it
 
     try:
@@ -138,7 +137,7 @@ def image_problem(data: bytes, what: str) -> str | None:
                 w, h = probe.size
     except Image.DecompressionBombError:
         return f"{what} declares more than {IMAGE_MAX_PIXELS / 1e6:g} megapixels"
-    except Exception:  # noqa: BLE001 - not an image Pillow reads: judged by its type elsewhere
+    except Exception:  # not an image Pillow reads: judged by its type elsewhere
         return None
     if w * h > IMAGE_MAX_PIXELS:
         return (

@@ -25,6 +25,7 @@ pointer whose file is not in the export becomes the text ``[image not in the exp
 
 from __future__ import annotations
 
+import bisect
 import json
 import os
 import re
@@ -74,8 +75,6 @@ class _Images:
         file_id = pointer.split("://", 1)[-1].strip("/")
         if not file_id:
             return None
-        import bisect
-
         k = bisect.bisect_left(self._bases, file_id)
         if k < len(self._bases) and self._bases[k].startswith(file_id):
             name = self._by_base[self._bases[k]]

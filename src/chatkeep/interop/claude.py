@@ -29,6 +29,7 @@ from typing import Any
 
 from ..digest import digest_json, hex_of
 from ..rules.context import build_page_context_text
+from .chatgpt import json_members
 from .model import (
     Conversation,
     Extras,
@@ -144,8 +145,6 @@ def conversation(item: Any) -> Conversation | None:
 
 
 def read(inp: Input) -> Iterator[Conversation | Skipped]:
-    from .chatgpt import json_members
-
     members: list[str | None] = list(json_members(inp)) if inp.is_zip or inp.is_dir else [None]
     return read_conversations(inp, conversation, "Claude", members)
 

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import re
@@ -126,8 +127,6 @@ class _Buffer:
     one value holds at most ``cap`` characters (``None``: no cap)."""
 
     def __init__(self, fh: IO[bytes], path: str, name: str | None, cap: int | None) -> None:
-        import codecs
-
         self._cap = cap
         self._fh = fh
         self._path = path

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import mimetypes
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -287,8 +288,6 @@ def sniff_image(raw: bytes) -> str | None:
 
 
 def _mime_from_name(name: str) -> str | None:
-    import mimetypes
-
     mime, _ = mimetypes.guess_type(name)
     return mime if mime and mime.startswith("image/") else None
 

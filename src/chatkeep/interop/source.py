@@ -47,6 +47,7 @@ from .budget import (
     regular_problem,
 )
 from .jsonread import FILE_MAX_DEPTH, array_items, bad_file, document, nests_deeper, too_deep
+from .model import Skipped, title_of
 
 Progress = Callable[[int, int], None]
 _REGULAR_HINT = "import a regular file (not a FIFO, a device or a link to one)"
@@ -339,8 +340,6 @@ def read_conversations(
     ``None``, or a :class:`~.model.Skipped` saying why, or fails on a field), or one that holds
     no message, is yielded as a
     :class:`~.model.Skipped` with the reason; the file itself failing to parse is an error."""
-    from .model import Skipped, title_of
-
     for name in members if members is not None else [None]:
         for k, item in enumerate(_documents(inp, name)):
             where = f"{name}: conversation {k + 1}" if name else f"conversation {k + 1}"

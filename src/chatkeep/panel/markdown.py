@@ -138,7 +138,7 @@ def code_block_html(code: str, lang: str = "") -> str:
 
 def _timestamp_rule(state: Any) -> None:
     """Split text tokens at ``[mm:ss]`` markers into ``ck_timestamp`` tokens (not inside links)."""
-    from markdown_it.token import Token as token_cls  # noqa: N813 - the parser is loaded already
+    from markdown_it.token import Token as token_cls  # the parser is loaded already
 
     for block in state.tokens:
         if block.type != "inline" or not block.children:

@@ -130,7 +130,7 @@ class PanelServer:
             try:
                 code_block_html("x = 1\n", "python")
                 history_payload(self.app.state.panel)
-            except Exception:  # noqa: BLE001 - the page's own request reports it
+            except Exception:  # the page's own request reports it
                 log.debug("panel warm-up failed", exc_info=True)
 
         thread = threading.Thread(target=run, daemon=True, name="chatkeep-panel-warm-up")

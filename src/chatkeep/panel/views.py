@@ -1,7 +1,7 @@
 """What the panel page receives: entry views without base64, and the image registry.
 
 :func:`history_view` turns the live history into the JSON the page renders (built on
-:func:`chatkeep.cli.output.entry_view`, so images appear as their sizes, never as base64):
+:func:`chatkeep.entry_view`, so images appear as their sizes, never as base64):
 
 * user messages — ``{"kind": "message", "text", "images": [{"src", "mime", "width", "height",
   "bytes"}]}``; ``src`` is ``/api/image/<sha256 of the data URL>``, the stored pixels served at

@@ -3,7 +3,7 @@
 Public API::
 
     Card                                   # resolved card (name, style, base_url, model, ...)
-    resolve_provider(settings, name=None, model=None, env=os.environ) -> Card
+    resolve_provider(settings, name=None, model=None, env=None, *, need_key=True) -> Card
     validate_card(card: dict, *, name="") -> dict            # for `chatkeep provider add`
     CardRegistry(profile).put / remove / use / get / rows     # every card write, one tx each
     stream(card, body, *, cancel=None) -> Iterator[TextDelta | Done]

@@ -32,8 +32,8 @@ def translate(exc: BaseException, card: Card) -> BaseException:
     """The chatkeep error for ``exc``; unrelated exceptions are returned unchanged."""
     if isinstance(exc, ChatkeepError):
         return exc
-    import httpx2
-    import openai  # lazy: as above
+    import httpx2  # lazy, with the SDK: its HTTP library (a dropped stream raises its errors)
+    import openai
 
     if isinstance(exc, openai.APIStatusError):
         return _errors.status_error(card, exc.status_code, exc.body, exc.message)

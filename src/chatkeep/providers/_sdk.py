@@ -21,6 +21,9 @@ from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
 from typing import Any
 
+from . import _errors
+from .events import Done
+
 __all__ = [
     "CONNECT_TIMEOUT",
     "NO_KEY",
@@ -161,13 +164,9 @@ def run_sdk_call(
     """The one shape of every adapter's ``stream``: stop early when cancelled, make the SDK
     client, call ``create``, hand the result to ``single`` or ``streamed`` (per ``card.stream``),
     translate SDK errors in the adapter's one place, and always close the client."""
-    from .events import Done
-
     if cancelled(cancel):
         yield Done("", interrupted=True)
         return
-    from . import _errors
-
     sdk = client(card)
     try:
         call = create(sdk)

@@ -60,8 +60,8 @@ def translate(exc: BaseException, card: Card) -> BaseException:
     """The chatkeep error for ``exc``; unrelated exceptions are returned unchanged."""
     if isinstance(exc, ChatkeepError):
         return exc
-    import anthropic  # lazy: as above
-    import httpx2
+    import anthropic  # lazy, as above
+    import httpx2  # the SDK's HTTP library (a dropped stream raises its errors)
 
     if isinstance(exc, anthropic.APIStatusError):
         if exc.status_code < 400:  # an ``error`` event inside a 200 stream

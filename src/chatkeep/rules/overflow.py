@@ -30,6 +30,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ..errors import ContextOverflow
+
 __all__ = ["OVERFLOW_CODES", "OVERFLOW_PATTERNS", "is_context_overflow"]
 
 #: Error codes / types that mean "the prompt does not fit", whatever the message says.
@@ -90,8 +92,6 @@ def _evidence(error: Any) -> tuple[set[int], list[str], list[str]]:
     texts: list[str] = []
 
     if isinstance(error, BaseException):
-        from ..errors import ContextOverflow
-
         if isinstance(error, ContextOverflow):
             # Already classified (by this very function, at the adapter).
             return {_OVERFLOW_STATUS}, [], []

@@ -10,14 +10,13 @@ written.
 
 from __future__ import annotations
 
+import io
+from typing import Any
+
 from ..dataurl import decode as decode_data_url
 from ..dataurl import mime_of
 from ..entries import image_part_url, is_attachment, is_image_part, is_text_part
 from ..errors import InvalidEntry, UndecodableImage
-
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any
 
 __all__ = ["VIEW_FLAGS", "attachment_meta", "entry_view", "image_info"]
 
@@ -46,13 +45,11 @@ def image_info(url: str) -> dict[str, Any]:
         raw = b""
     width = height = None
     try:
-        import io
-
         from PIL import Image  # lazy: only `history` output needs image sizes
 
         with Image.open(io.BytesIO(raw)) as img:
             width, height = img.size
-    except Exception:  # noqa: BLE001 - an undecodable image is shown without a size
+    except Exception:  # an undecodable image is shown without a size
         pass
     return {"type": "image", "mime": mime, "width": width, "height": height, "bytes": len(raw)}
 

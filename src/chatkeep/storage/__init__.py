@@ -1,5 +1,8 @@
-"""The storage seam: areas, live history, archive, sessions and blobs over one backend.
+"""The storage seam: areas, live history, archive, saved sessions and blobs of one profile.
 
-Nothing outside this package touches a database. Backends (SQLite, PostgreSQL) share the SQL in
-:mod:`.sql`; the in-memory area of ``store.session`` lives in :mod:`.memory`.
+The rest of chatkeep holds a :class:`~.profile.Profile`, opened on a :class:`~.backend.Backend`
+(:mod:`.sqlite`, the default, or :mod:`.postgres`); both backends run the SQL of :mod:`.sql`
+inside its transaction object. Nothing outside this package touches chatkeep's database (the
+``llm`` importer only reads that tool's own ``logs.db``). ``store.session`` is the in-memory
+:class:`~.areas.MemoryArea`; ``chatkeep doctor`` is :mod:`.doctor`.
 """

@@ -14,18 +14,14 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 from json import loads
+from typing import Any
 
 from ..constants import HISTORY_KEY
 from ..errors import InvalidValue
 from ..limits import MAX_KEY_CHARS, check_key, check_text, check_value
 from . import codec
-
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any
-
-    from .backend import Backend
-    from .history import History
+from .backend import Backend
+from .history import History
 
 __all__ = ["MAX_KEY_CHARS", "LocalArea", "MemoryArea", "check_key"]
 

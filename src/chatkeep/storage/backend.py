@@ -16,14 +16,11 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import Any
 
 from ..errors import ChatkeepError, StoreError
 from .locks import FifoRLock
 from .sql import MIGRATIONS, Migration, Tx, now_ms
-
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any
 
 
 class Backend(ABC):
@@ -170,7 +167,7 @@ class Backend(ABC):
                 self._local.depth = 0
                 try:
                     self._rollback()
-                except Exception:  # noqa: BLE001 - the original error matters more
+                except Exception:  # the original error matters more
                     pass
                 err = self._translated(exc)
                 if err is exc:
@@ -184,7 +181,7 @@ class Backend(ABC):
             except BaseException as exc:
                 try:
                     self._rollback()
-                except Exception:  # noqa: BLE001
+                except Exception:  # the original error matters more
                     pass
                 raise self._translated(exc) from exc
         finally:

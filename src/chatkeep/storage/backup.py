@@ -16,20 +16,18 @@ and flushed to disk before anything is wiped; when it cannot be written the impo
 from __future__ import annotations
 
 import gc
+import json
 import os
+import re
 import time
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from ..entries import ROLES
 from ..errors import CorruptValue, StoreError
 from . import codec
-
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
-    from typing import Any
-
-    from .backend import Backend
-    from .sql import Tx
+from .backend import Backend
+from .sql import Tx
 
 __all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "HEAD", "backup_dir", "lines_in", "write_backup"]
 
@@ -41,8 +39,6 @@ ARCHIVE_PAGE = 200
 
 
 def _dumps(value: Any) -> str:
-    import json  # here, not at import: it loads `re`, which reading commands never need
-
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
@@ -126,8 +122,6 @@ def backup_dir(backend: Backend) -> str:
 
 def _create(folder: str, profile: str) -> tuple[str, int]:
     """A new file of its own (never an existing one), mode 0600: its path and descriptor."""
-    import re  # here, not at import: only a replacing import needs it
-
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     base = f"chatkeep-backup-{re.sub(r'[^A-Za-z0-9._-]+', '_', profile)[:60]}-{stamp}"
     for n in range(1000):

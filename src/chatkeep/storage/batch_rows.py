@@ -12,14 +12,11 @@ gives it, so searches see the same drawer.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ..constants import SESSIONS_INDEX_KEY
 from . import codec
-
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any
-
-    from .codec import Blob
+from .codec import Blob
 
 OWNER = "k:" + SESSIONS_INDEX_KEY
 _BIG = 2**62

@@ -11,18 +11,15 @@ entries' text (up to its cap) instead of being computed again from the whole bod
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..constants import TEXT_DIGEST_CAP
 from ..entries import entry_text
 from ..errors import CorruptValue
 from . import codec
+from .codec import Blob
 from .legacy_index import body_key
-
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any
-
-    from .codec import Blob
-    from .sql import Tx
+from .sql import Tx
 
 
 def extend_body(tx: Tx, session_id: str, entries: list[dict[str, Any]]) -> bool | None:

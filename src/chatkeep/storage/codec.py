@@ -22,19 +22,19 @@ Contract:
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import re
 from collections.abc import Callable, Iterable
 from json import loads
+from typing import Any
 
 from ..constants import GET_ALL_KEYS, SESSIONS_INDEX_KEY
 from ..dataurl import head_length
 from ..digest import digest_text, hex_of
 from ..errors import CorruptValue, InvalidValue
 from ..limits import check_value
-
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any
 
 BLOB_MIN_CHARS = 256
 TEXT_BLOB_MIN_CHARS = 4096
@@ -44,11 +44,11 @@ MARK = "\x00b:"
 class Blob:
     """One stored string by its hash: ``prefix`` is ``"data:image/png;base64,"`` (say) when
     ``data`` is the decoded payload, None when ``data`` is the string's UTF-8 text. Never
-    changed once made. (A plain class: ``dataclasses`` costs start-up time to import.)"""
+    changed once made."""
 
     __slots__ = ("hash", "prefix", "data")
 
-    def __init__(self, hash: str, prefix: str | None, data: bytes) -> None:  # noqa: A002
+    def __init__(self, hash: str, prefix: str | None, data: bytes) -> None:
         self.hash = hash
         self.prefix = prefix
         self.data = data
@@ -69,8 +69,6 @@ class Blob:
         """The stored string (a data URL, or a long text)."""
         if self.prefix is None:
             return self.data.decode("utf-8")
-        import base64  # here, not at import: only image blobs need it
-
         return self.prefix + base64.b64encode(self.data).decode("ascii")
 
 
@@ -78,9 +76,6 @@ def blob_for(url: str) -> Blob:
     digest = hex_of(digest_text(url))
     head = head_length(url)
     if head:
-        import base64  # as in Blob.url()
-        import binascii
-
         payload = url[head:]
         try:
             raw = base64.b64decode(payload, validate=True)
@@ -100,8 +95,6 @@ def _canonical(raw: bytes, payload: str) -> bool:
         return False
     if not raw:
         return True
-    import base64  # here, not at import: only image blobs need it
-
     tail = raw[-(len(raw) % 3 or 3) :]
     return base64.b64encode(tail).decode("ascii") == payload[-4:]
 
@@ -172,23 +165,13 @@ def blob_hashes(text: str) -> set[str]:
     """Hashes referenced by a stored text, without decoding the whole value."""
     if MARK_JSON not in text:
         return set()
-    return set(mark_re().findall(text))
+    return set(MARK_RE.findall(text))
 
 
 MARK_JSON = "\\u0000b:"
-_MARK_RE: Any = None
-
-
-def mark_re() -> Any:
-    """The pattern of a blob marker in a stored text (group 1: the hash), compiled on first
-    use: `re` costs start-up time. It may over-match inside escaped strings; decode only
-    resolves real markers, so a superset is fine."""
-    global _MARK_RE
-    if _MARK_RE is None:
-        import re
-
-        _MARK_RE = re.compile(r'"\\u0000b:([0-9a-f]{64})"')
-    return _MARK_RE
+#: A blob marker in a stored text (group 1: the hash). It may over-match inside escaped
+#: strings; decode only resolves real markers, so a superset is fine.
+MARK_RE = re.compile(r'"\\u0000b:([0-9a-f]{64})"')
 
 
 def loads_stored(text: str) -> Any:

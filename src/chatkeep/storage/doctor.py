@@ -73,7 +73,7 @@ __all__ = ["QUARANTINE_PREFIX", "check"]
 def _resolve_text(text: str, tx: Tx) -> str:
     """The stored text with every blob marker replaced by the JSON string it stands for."""
     urls = tx.fetch_urls(codec.blob_hashes(text))
-    return codec.mark_re().sub(
+    return codec.MARK_RE.sub(
         lambda m: (
             json.dumps(urls[m.group(1)], ensure_ascii=False) if m.group(1) in urls else m.group(0)
         ),

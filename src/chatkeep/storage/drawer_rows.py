@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import datetime as _dt
+from typing import Any
 
 from ..constants import AUTO_NAME_MAX, SESSION_NAME_MAX
 from ..entries import is_attachment
 from ..errors import InvalidValue
 from ..limits import check_id as _check_id
 from ..limits import check_text
+from .history import Entries
 from .sql import now_ms
 
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any
-
-    from .history import Entries
-
-Row = dict[str, "Any"]
+Row = dict[str, Any]
 RowList = list[Row]
 
 

@@ -13,13 +13,9 @@ Everything here runs inside the caller's write transaction.
 
 from __future__ import annotations
 
-from .sql import now_ms
+from typing import Any
 
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any
-
-    from .sql import Tx
+from .sql import Tx, now_ms
 
 __all__ = ["EVICTED_PREFIX", "evict_in", "evicted_ids", "evicted_key", "evicted_rows", "find"]
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from json import loads
+from typing import Any
 
 from ..constants import ACTIVE_SESSION_KEY, DEFAULTS
 from ..entries import (
@@ -32,21 +33,14 @@ from ..entries import (
 )
 from ..errors import CorruptValue, InvalidEntry, InvalidValue
 from . import codec
-from .sql import now_ms
+from .backend import Backend
+from .sql import Tx, now_ms
 
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any
-
-    from .backend import Backend
-    from .sql import Tx
-
-Entries = list[dict[str, "Any"]]
+Entries = list[dict[str, Any]]
 
 
 class _Snapshot:
-    """The live rows' texts joined into one JSON array, at one value of the write counter.
-    (Plain classes here: ``dataclasses`` costs start-up time to import.)"""
+    """The live rows' texts joined into one JSON array, at one value of the write counter."""
 
     __slots__ = ("version", "count", "text", "clean")
 

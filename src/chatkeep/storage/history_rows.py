@@ -9,13 +9,9 @@ more ``history`` write (``Tx.bump``) so per-process caches of the live history s
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any
-
-    from .codec import Blob
-
+from .codec import Blob
 
 _COUNT = "(SELECT count(*) FROM ck_archive a WHERE a.profile = ck_history_state.profile)"
 #: Migration 0013: the archive's length kept beside it (``NULL``: not counted yet), and the

@@ -15,17 +15,13 @@ owner ``k:savedSessions`` and are reset whenever the whole list is written.
 from __future__ import annotations
 
 from json import loads
+from typing import TYPE_CHECKING, Any
 
 from ..constants import SESSIONS_INDEX_KEY
 from ..errors import CorruptValue
 from . import codec
 from .batch_rows import OWNER, BatchRows, row_columns
-
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any
-
-    from .codec import Blob
+from .codec import Blob
 
 #: ``ck_kv`` text of ``savedSessions`` when its items live in ``ck_sessions``. A stored string
 #: never encodes to it (strings starting with NUL are escaped with one more NUL).

@@ -11,16 +11,14 @@ its own, so the import and its migration are one transaction on every backend.
 
 from __future__ import annotations
 
+import uuid
+from typing import Any
+
 from ..constants import SESSION_BODY_PREFIX, SESSIONS_INDEX_KEY, TEXT_DIGEST_CAP
 from ..digest import digest_json, hex_of
 from ..entries import entry_text
 from ..limits import id_problem
-
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any
-
-    from .sql import Tx
+from .sql import Tx
 
 __all__ = ["body_key", "migrate_index", "needs_migration", "text_digest"]
 
@@ -70,8 +68,6 @@ def migrate_index(tx: Tx) -> list[dict[str, Any]]:
     legacy = tx.index_light()
     if not needs_migration(legacy):
         return []
-    import uuid  # here, not at import: it loads `platform`, and only old stores migrate
-
     renamed: list[dict[str, Any]] = []
     seen: set[str] = set()
     light: list[Any] = []

@@ -41,9 +41,6 @@ class FifoRLock:
                 self._serving += 1
                 self._cond.notify_all()
 
-    def held_by_me(self) -> bool:
-        return self._owner == threading.get_ident()
-
     def __enter__(self) -> FifoRLock:
         self.acquire()
         return self

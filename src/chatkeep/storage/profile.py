@@ -9,8 +9,13 @@ lifecycle operations that combine storage with the request rules.
 
 from __future__ import annotations
 
+import copy
+import os
+import tempfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from json import loads
+from typing import IO, Any
 
 from ..constants import DEFAULTS, GET_ALL_KEYS, ORIGINAL_PREFIX, SESSIONS_INDEX_KEY
 from ..digest import digest_json, hex_of
@@ -22,11 +27,6 @@ from .backend import Backend
 from .history import History
 from .sessions import Sessions
 from .transfer import export_profile, import_profile
-
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from typing import IO, Any
 
 __all__ = ["Profile"]
 
@@ -44,8 +44,6 @@ def _type_ok(key: str, value: Any) -> bool:
 
 
 def _merge_default(key: str, stored: Any) -> Any:
-    import copy  # here, not at import (as in get_all): reading commands never copy defaults
-
     if not _type_ok(key, stored):
         return copy.deepcopy(DEFAULTS[key])
     if key == "providers":
@@ -105,8 +103,6 @@ class Profile:
         with self._backend.transaction(self.profile, write=False) as tx:
             version = tx.versions()[0]
             stored = tx.kv_get(list(GET_ALL_KEYS))
-            import copy  # here, not at import: see _merge_default
-
             out = copy.deepcopy(DEFAULTS)
             for key, value in stored.items():
                 out[key] = _merge_default(key, value) if key in DEFAULTS else value
@@ -188,9 +184,6 @@ class Profile:
         ``{"table", "where", "what"}``; rows of search indexes and counts, which the copy
         makes again, are not listed). The store itself is not changed; the copy is deleted
         on leaving (it is made beside the store when that directory is writable)."""
-        import os
-        import tempfile
-
         from .doctor_pages import REBUILT
         from .salvage import describe, where
 

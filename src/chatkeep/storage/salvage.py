@@ -28,6 +28,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from .legacy_index import body_key, text_digest
 from .sql import now_ms
 
 __all__ = ["Lost", "damaged_tables", "describe", "holds", "rescue_file", "salvage", "where"]
@@ -180,7 +181,6 @@ class _Table:
         self.pk = [c for _n, c in pk]
         cols = ", ".join(_q(c) for c in self.columns)
         self.select = f"SELECT rowid, {cols} FROM {_q(name)}"
-        self.keycols = ", ".join(_q(c) for c in self.pk) if self.pk else "rowid"
 
     def key(self, row: tuple[Any, ...]) -> dict[str, Any]:
         values = dict(zip(self.columns, row[1:], strict=True))
@@ -391,8 +391,6 @@ def rescue_file(
 def digests_again(backend: Any) -> None:
     """A search digest for each saved session whose own was lost (a rescue that could not
     read it, a digest table dropped and re-created empty), made from its body."""
-    from .legacy_index import body_key, text_digest
-
     for (profile,) in backend.query("SELECT DISTINCT profile FROM ck_sessions"):
         with backend.transaction(profile, write=True) as tx:
             have = set(tx.digest_ids())

@@ -22,7 +22,9 @@ refused with :class:`InvalidValue` before anything is read or written.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterable
+from typing import Any
 
 from ..constants import (
     ACTIVE_SESSION_KEY,
@@ -36,6 +38,7 @@ from ..limits import check_count, check_text
 from ..limits import check_id as check_id_as
 from . import codec
 from . import evicted as _evicted
+from .backend import Backend
 from .batch_rows import SessionBatch
 from .body_append import extend_body
 from .drawer_rows import (
@@ -51,18 +54,11 @@ from .drawer_rows import (
     valid,
     with_evicted,
 )
+from .history import Entries, History
 from .legacy_index import body_key, migrate_index, needs_migration, text_digest
-from .sql import now_ms
+from .sql import Tx, now_ms
 from .switching import Switching
 from .writeback import full_body, mark_in, unchanged
-
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any
-
-    from .backend import Backend
-    from .history import Entries, History
-    from .sql import Tx
 
 __all__ = ["MIN_ID_PREFIX", "Sessions", "auto_name"]
 
@@ -208,8 +204,6 @@ class Sessions(Switching):
     ) -> Row:
         """Save ``body`` as a new session whose last ``live`` entries are the live history;
         it becomes the loaded one. The row says ``evicted`` when sessions left the drawer."""
-        import uuid  # here, not at import: it loads `platform`, and reading never makes an id
-
         sid = uuid.uuid4().hex
         row: Row = {
             "id": sid,

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 from ..constants import SESSIONS_INDEX_KEY
 from ..errors import CorruptValue
@@ -39,17 +40,13 @@ from .codec import Blob
 from .history_rows import HistoryRows
 from .index_rows import ROWS_MARK, IndexRows, row_columns
 
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any, Protocol
-
 
 class Migration:
     """One named schema change, applied once per database in its own transaction together
     with its ``ck_migrations`` row. ``dialects`` limits it to some backends; ``run`` is a
     callable for changes that are more than plain statements (it returns ``False`` when the
     change is not possible on this server, which leaves it unrecorded, to be tried again).
-    Never changed once made. (A plain class: ``dataclasses`` costs start-up time to import.)"""
+    Never changed once made."""
 
     __slots__ = ("name", "statements", "dialects", "run")
 
@@ -121,12 +118,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("0008_session_order", index_rows.ORDER_MIGRATION),
     Migration("0013_archive_count", history_rows.ARCHIVE_COUNT_MIGRATION),
 )
-
-
-if TYPE_CHECKING:  # a type for the checkers only
-
-    class Cursorish(Protocol):
-        def execute(self, sql: str, params: Sequence[Any] = ...) -> Any: ...
 
 
 #: Values per ``IN (…)`` list: well under every driver's limit on query parameters.

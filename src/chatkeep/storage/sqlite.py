@@ -7,6 +7,8 @@ import os
 import sqlite3
 import stat
 from collections.abc import Sequence
+from typing import Any
+from urllib.parse import quote
 
 from ..errors import ChatkeepError, StoreError
 from .backend import Backend
@@ -31,10 +33,6 @@ from .sqlite_search import (
     trigram_match_sql,
     trigrams_answer,
 )
-
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any
 
 BUSY_TIMEOUT_S = 60.0
 
@@ -219,8 +217,6 @@ class SQLiteBackend(Backend):
         target: str = path
         uri = False
         if self.read_only:
-            from urllib.parse import quote  # here, not at import: only read-only opens need it
-
             target = f"file:{quote(os.path.abspath(path))}?mode=ro" + (
                 "&immutable=1" if immutable else ""
             )

@@ -19,14 +19,11 @@ moved when the row arrives.
 
 from __future__ import annotations
 
+from typing import Any
+
+from .backend import Backend
 from .sql import Migration
 from .sqlite_search import sync_triggers, trigrams_answer
-
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any
-
-    from .backend import Backend
 
 SPAN = 1 << 28  # rowids per bucket
 PIN = 1 << 61

@@ -5,7 +5,9 @@ into a new file and the rescue in place (the methods of the same names of
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
+import time
 from typing import Any
 
 from .salvage import Lost, damaged_tables, rescue_file, salvage
@@ -19,7 +21,7 @@ def _files(path: str) -> list[str]:
 
 
 def _conn(backend: Any) -> sqlite3.Connection:
-    return backend._conn  # type: ignore[no-any-return]  # noqa: SLF001 - its own helper
+    return backend._conn  # type: ignore[no-any-return]
 
 
 def page_damage(backend: Any) -> list[tuple[str, str]]:
@@ -54,9 +56,6 @@ def rescue(backend: Any) -> tuple[str, list[Lost]]:
     the store's pages (so every connection sees the new content). Writers of other processes
     wait while the copy is made (the store's write lock is held). Returns the kept copy's path
     and what could not be read."""
-    import shutil
-    import time
-
     path = backend.path
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     kept, target = f"{path}.damaged-{stamp}", f"{path}.rescue-{stamp}"

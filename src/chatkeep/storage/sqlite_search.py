@@ -11,15 +11,11 @@ query of a needle's trigrams matches exactly the texts that contain the needle.
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
 from ..errors import StoreError
+from .backend import Backend
 from .sql import Migration
-
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any
-
-    from .backend import Backend
 
 
 def _create_session_fts(backend: Backend) -> bool:

@@ -19,24 +19,20 @@ restored) nor the loaded one: the drawer may then hold one or two more than ``ma
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
 from ..constants import ACTIVE_SESSION_KEY
 from ..limits import check_text
 from . import evicted as _evicted
+from .backend import Backend
 from .drawer_rows import check_id, check_name, evicted_light, light, with_evicted
+from .history import Entries, History
 from .legacy_index import body_key, text_digest
-from .sql import now_ms
+from .sql import Tx, now_ms
 from .writeback import mark_in
 
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from collections.abc import Iterable
-    from typing import Any
-
-    from .backend import Backend
-    from .history import Entries, History
-    from .sql import Tx
-
-    Row = dict[str, Any]
+Row = dict[str, Any]
 
 
 class Switching:

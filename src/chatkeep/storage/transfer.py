@@ -31,6 +31,8 @@ browsa writes, each such key holding a value of its type. An object without it i
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..constants import (
     ACTIVE_SESSION_KEY,
     ATTACH_SNAPSHOTS_KEY,
@@ -44,17 +46,11 @@ from ..entries import has_image_parts, text_length, validate_entries
 from ..errors import InvalidEntry, InvalidValue, StoreError
 from ..limits import check_key, check_value
 from . import codec
+from .backend import Backend
 from .backup import EXPORT_FORMAT, EXPORT_VERSION, write_backup
-from .sql import now_ms
-
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any
-
-    from .backend import Backend
-    from .history import History
-    from .sessions import Sessions
-    from .sql import Tx
+from .history import History
+from .sessions import Sessions
+from .sql import Tx, now_ms
 
 
 def export_profile(backend: Backend, profile: str, history: History) -> dict[str, Any]:

@@ -19,14 +19,11 @@ about is ignored, so a stale mark never mixes two sessions.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..errors import CorruptValue
 from .legacy_index import body_key
-
-TYPE_CHECKING = False  # `typing` costs start-up time; only type checkers need it
-if TYPE_CHECKING:
-    from typing import Any
-
-    from .sql import Tx
+from .sql import Tx
 
 __all__ = ["HEAD_KEY", "full_body", "mark_in", "unchanged"]
 

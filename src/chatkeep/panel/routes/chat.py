@@ -106,7 +106,7 @@ async def _stream_turn(panel: PanelState, run: Run) -> Response:
                 cancel=cancel,
             )
             put("done", reply)
-        except BaseException as exc:  # noqa: BLE001 - every failure reaches the page
+        except BaseException as exc:  # every failure reaches the page
             put("error", exc)
         finally:
             panel.turns.finish(turn_id)
