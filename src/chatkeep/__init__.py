@@ -115,6 +115,7 @@ _LAZY: dict[str, str] = {
     "stub_oversized_attachments": ".rules.context",
     "summarize_attachment": ".conversation",
     "summarize_in_background": ".conversation",
+    "trimmed_original_chars": ".rules.context",
     "turn_cost": ".rules.usage",
     "undo_attach": ".attach",
     "usage_report": ".conversation.usage_report",
@@ -185,6 +186,7 @@ if TYPE_CHECKING:
         build_agent_turn,
         build_page_context_text,
         stub_oversized_attachments,
+        trimmed_original_chars,
     )
     from .rules.images import (
         DEFAULT_UNSEEN_BUDGET,
@@ -338,6 +340,7 @@ __all__ = [
     "stub_oversized_attachments",
     "summarize_attachment",
     "summarize_in_background",
+    "trimmed_original_chars",
     "turn_cost",
     "undo_attach",
     "usage_report",

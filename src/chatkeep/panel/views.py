@@ -42,8 +42,8 @@ from .. import (
     image_part_url,
     is_attachment,
     is_image_part,
+    trimmed_original_chars,
 )
-from ..rules.context import trimmed_original_chars
 from .markdown import render_markdown_cached
 
 __all__ = ["ALLOWED_IMAGE_TYPES", "ImageRegistry", "history_view", "image_key"]
