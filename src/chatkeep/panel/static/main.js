@@ -3,12 +3,13 @@
 
 import { el, showError, TOKEN, api } from "./api.js";
 import { setShortcut, setupComposer } from "./composer.js";
-import { renderHistory, setSession, setSettings, setupScrolling } from "./conversation.js";
+import { TAIL, renderHistory, setSession, setSettings, setupScrolling } from "./conversation.js";
 import { newSession, setupDrawer } from "./drawer.js";
 import { applyPanelOptions, renderModelPicker, setupSettings } from "./settings.js";
 
-// The first load starts before anything else is wired up.
-const firstState = TOKEN ? api("GET", "/api/state") : null;
+// The first load starts before anything else is wired up. It brings the end of the history
+// only: earlier entries are fetched as they scroll into view.
+const firstState = TOKEN ? api("GET", `/api/state?tail=${TAIL}`) : null;
 
 function apply(settings) {
   setSettings(settings);
@@ -38,7 +39,8 @@ async function boot() {
   try {
     const state = await firstState;
     applyPanelOptions(state.settings);
-    renderHistory(state.history, { archived: state.archived });
+    const { archived, start, length, usage } = state;
+    renderHistory(state.history, { archived, start, length, usage });
     document.getElementById("message").focus({ preventScroll: true });
     performance.mark("chatkeep-rendered");
     // The session's name is not part of the first load (SPEC §9): it follows right after.
