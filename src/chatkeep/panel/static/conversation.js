@@ -79,7 +79,10 @@ function list() {
     win = new WindowedList({
       scroller: scroller(),
       list: messages(),
-      render: (i) => (state.views[i] ? nodeFor(state.views[i]) : null),
+      render: (i) => {
+        prefetchAround(i);
+        return state.views[i] ? nodeFor(state.views[i]) : null;
+      },
       missing: requestPage,
       stuck: () => state.stick,
     });
@@ -105,8 +108,13 @@ function followIfStuck() {
 
 export function setupScrolling() {
   const box = scroller();
+  // The view follows new content until the user scrolls up; reaching the bottom follows again
+  // (content growing below, or the composer growing, does not stop it).
+  let lastTop = box.scrollTop;
   box.addEventListener("scroll", () => {
-    state.stick = atBottom();
+    if (atBottom()) state.stick = true;
+    else if (box.scrollTop < lastTop) state.stick = false;
+    lastTop = box.scrollTop;
     updateJump();
   });
   document.getElementById("jump-latest").addEventListener("click", () => {
@@ -257,7 +265,15 @@ export async function reloadHistory(known = null) {
   setSession(data.session);
 }
 
-// The views of page `p` of the live history (asked for when the user scrolls to it).
+// Drawing entry i asks for the pages half a page before and after it, so they are there before
+// the user (or the focus moving with Tab) reaches them.
+function prefetchAround(i) {
+  for (const j of [i - PAGE / 2, i + PAGE / 2]) {
+    if (j >= 0 && j < state.views.length && !state.views[j]) requestPage(j);
+  }
+}
+
+// The views of the page holding entry i (asked for when it is about to scroll into view).
 async function requestPage(i) {
   const page = Math.floor(i / PAGE);
   if (state.pages.has(page)) return;

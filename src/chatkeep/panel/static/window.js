@@ -7,6 +7,10 @@
 // of item i, or returns null while its data is not loaded (a placeholder of the estimated height
 // is drawn, and `missing(lo, hi)` is asked for the data; call `loaded()` once it is there).
 // When the window moves, the first visible item keeps its place on screen.
+//
+// Items never drawn count at the estimate `est` (the average measured height), which changes
+// only when the window is drawn again: between two draws the spacers and the heights agree, so
+// a scroll position always maps to the same item.
 
 const OVERSCAN = 1; // viewports drawn above and below the visible part
 const MAX_CACHED = 300; // nodes kept off screen (an open edit box is never dropped)
@@ -32,6 +36,8 @@ export class WindowedList {
     this.heights = []; // slot heights (node + gap) of items measured once, else undefined
     this.sum = 0; // of the measured heights, for the estimate
     this.count = 0;
+    this.est = DEFAULT_HEIGHT;
+    this.redrawNext = false;
     this.lo = 0; // the drawn range [lo, hi)
     this.hi = 0;
     this.drawn = []; // the nodes of lo … hi-1, in order
@@ -46,6 +52,7 @@ export class WindowedList {
         if (scroller.clientWidth !== width) {
           width = scroller.clientWidth; // other widths, other heights: measure again as drawn
           this.forgetHeights();
+          this.redrawNext = true;
         }
         this.schedule();
       }).observe(scroller);
@@ -115,7 +122,9 @@ export class WindowedList {
     if (this.frame) return;
     this.frame = requestAnimationFrame(() => {
       this.frame = 0;
-      this.layout();
+      const redraw = this.redrawNext;
+      this.redrawNext = false;
+      this.layout({ redraw });
     });
   }
 
@@ -145,6 +154,7 @@ export class WindowedList {
       const anchor = end ? null : this.anchor(want.visLo);
       this.draw(want.lo, want.hi);
       this.measure();
+      this.est = this.estimate();
       this.sizeSpacers();
       if (anchor) this.restore(anchor);
       else this.scroller.scrollTop = this.scroller.scrollHeight;
@@ -243,7 +253,7 @@ export class WindowedList {
   }
 
   slot(i) {
-    return this.heights[i] ?? this.estimate();
+    return this.heights[i] ?? this.est;
   }
 
   position(index) {
@@ -288,6 +298,10 @@ export class WindowedList {
 
   sizeSpacers() {
     const gap = this.gap();
+    for (let k = 0; k < this.drawn.length; k++) {
+      const node = this.drawn[k];
+      if (node.dataset.placeholder) node.style.height = `${Math.max(1, this.slot(this.lo + k) - gap)}px`;
+    }
     const above = this.position(this.lo);
     let below = 0;
     for (let i = this.hi; i < this.length; i++) below += this.slot(i);
