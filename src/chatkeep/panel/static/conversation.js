@@ -265,10 +265,11 @@ export async function reloadHistory(known = null) {
   setSession(data.session);
 }
 
-// Drawing entry i asks for the pages half a page before and after it, so they are there before
-// the user (or the focus moving with Tab) reaches them.
+// Drawing entry i asks for the pages a quarter of a page before and after it, so they are there
+// before the user (or the focus moving with Tab) reaches them; the first load's tail is longer
+// than that, so it asks for nothing more until the user scrolls.
 function prefetchAround(i) {
-  for (const j of [i - PAGE / 2, i + PAGE / 2]) {
+  for (const j of [i - PAGE / 4, i + PAGE / 4]) {
     if (j >= 0 && j < state.views.length && !state.views[j]) requestPage(j);
   }
 }
