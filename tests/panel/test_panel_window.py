@@ -94,6 +94,26 @@ def test_state_and_history_answer_a_tail_a_range_and_usage_totals(client, pstore
     assert client.get("/api/state?tail=-1").status_code == 400
 
 
+def test_session_load_new_and_undo_answer_only_the_end_of_a_long_history(client, pstore):
+    """Loading a 300-entry session, starting a new one and undoing an attachment answer the last
+    60 views with where they start, the length and the usage totals — never the whole list."""
+    fill(pstore, 300)
+    row = pstore.sessions.save("Long")
+    pstore.history.clear()
+    body = client.post(f"/api/sessions/{row['id']}/load").json()
+    assert (len(body["history"]), body["start"], body["length"]) == (60, 240, 300)
+    assert body["history"][0]["index"] == 240 and body["history"][-2]["text"] == "question 149"
+    assert sum(u["usage"]["output"] for u in body["usage"]) == 150 * 5
+    pstore.history.append(
+        {"role": "user", "content": "page text", "attachId": "a1", "attachment": {"title": "T"}}
+    )
+    assert len(pstore.history.read()) == 301
+    undone = client.delete("/api/attachments/a1").json()
+    assert (undone["removed"], len(undone["history"]), undone["length"]) == ("a1", 60, 300)
+    fresh = client.post("/api/sessions/new").json()
+    assert (fresh["history"], fresh["start"], fresh["length"], fresh["usage"]) == ([], 0, 0, [])
+
+
 # -- the browser -------------------------------------------------------------------------------
 
 
@@ -214,6 +234,7 @@ def test_the_keyboard_walks_the_conversation_as_the_window_follows(make_page, li
     seen = []
     for _ in range(120):
         page.keyboard.press("Shift+Tab")
+        page.wait_for_timeout(20)  # a person's pace, still far faster than scrolling by hand
         index = page.evaluate(focused)
         assert index is not None, "the focus left the conversation"
         seen.append(int(index))

@@ -15,8 +15,10 @@ usage line).
 | ``POST /api/attach/video`` | ``{"url", "transcript", "title"?}`` (WebVTT/SRT text) → a video transcript attachment |
 | ``DELETE /api/attachments/{attachId}`` | undo an attachment |
 
-Attach routes answer ``{"attachment": AttachResult.as_dict(), "history": views}``; with the
-panel's ``summarize`` option on, long attachments are condensed in the background (§7.5).
+Attach routes answer ``{"attachment": AttachResult.as_dict(), "history", "start", "length",
+"usage"}`` (:func:`tail_payload`: the views of the last 60 entries), undo ``{"removed", …}`` the
+same; with the panel's ``summarize`` option on, long attachments are condensed in the
+background (§7.5).
 """
 
 from __future__ import annotations
@@ -40,7 +42,14 @@ from ..state import PanelState, public_settings
 from ..uploads import upload_to_disk
 from ..views import history_view, usage_totals, video_url
 
-__all__ = ["FIRST_TAIL", "ROUTES", "current_session", "history_payload", "int_param"]
+__all__ = [
+    "FIRST_TAIL",
+    "ROUTES",
+    "current_session",
+    "history_payload",
+    "int_param",
+    "tail_payload",
+]
 
 FIRST_TAIL = 60  # the entries the page asks for on its first load (conversation.js TAIL)
 
@@ -75,6 +84,20 @@ def history_payload(
         first=first,
         video=video,
     )
+
+
+def tail_payload(panel: PanelState, tail: int = FIRST_TAIL) -> dict[str, Any]:
+    """``{"history", "start", "length", "usage"}``: the views of the last ``tail`` live
+    entries, where they start, the history's length and its usage totals — what the page
+    needs to show a new history (it fetches earlier entries as they scroll into view)."""
+    entries = panel.store.history.read()
+    start = max(0, len(entries) - tail)
+    return {
+        "history": history_payload(panel, start=start, entries=entries),
+        "start": start,
+        "length": len(entries),
+        "usage": usage_totals(entries),
+    }
 
 
 def _needs_video_context(entries: list[Any]) -> bool:
@@ -218,8 +241,8 @@ def _summarizer(panel: PanelState) -> Any:
 
 
 async def _attached(panel: PanelState, result: Any) -> Response:
-    views = await threaded(history_payload, panel)
-    return ok({"attachment": result.as_dict(), "history": views})
+    shown = await threaded(tail_payload, panel)
+    return ok({"attachment": result.as_dict(), **shown})
 
 
 def _text(body: dict[str, Any], key: str, *, required: bool = False) -> str | None:
@@ -322,7 +345,7 @@ async def undo_attach(request: Request) -> Response:
 
     if not await threaded(undo, panel.store, attach_id):
         raise NotFound(f"no attachment {attach_id!r} in the live history")
-    return ok({"removed": attach_id, "history": await threaded(history_payload, panel)})
+    return ok({"removed": attach_id, **await threaded(tail_payload, panel)})
 
 
 ROUTES = [

@@ -198,13 +198,14 @@ function emptyNote() {
 
 // Show a new history: `views` are the views of its entries from `start` (default: the first
 // view's index) to the end; `length` (default: start + views) is its number of entries, `usage`
-// the server's usage totals (default: computed from `views` when they are all of them).
+// the server's usage totals (default: computed from `views` when they are all of them, else
+// the totals shown so far — an attachment or its undo changes no usage).
 export function renderHistory(views, { archived, start, length, usage } = {}) {
   views = views || [];
   const first = start ?? (views.length ? views[0].index : 0);
   state.views = new Array(length ?? first + views.length);
   views.forEach((v, k) => (state.views[first + k] = v));
-  state.usage = usage || null;
+  state.usage = usage || (first === 0 ? null : state.usage);
   state.generation += 1;
   state.pages.clear();
   if (archived !== undefined) setArchived(archived);
@@ -335,7 +336,7 @@ async function loadEarlier() {
 async function undoAttach(attachId) {
   try {
     const data = await api("DELETE", `/api/attachments/${encodeURIComponent(attachId)}`);
-    renderHistory(data.history);
+    showTail(data);
   } catch (err) {
     showError(err);
   }

@@ -46,6 +46,9 @@ export class WindowedList {
     this.bottom = spacer("below");
     this.frame = 0;
     scroller.addEventListener("scroll", () => this.schedule(), { passive: true });
+    // Tab moves the focus (and scrolls) faster than a frame: draw what is next to it now, so
+    // the next Tab finds the next bubble drawn.
+    list.addEventListener("focusin", () => this.layout());
     if (typeof ResizeObserver === "function") {
       let width = scroller.clientWidth;
       new ResizeObserver(() => {
