@@ -5,8 +5,9 @@
 // The list owns the part of its container between its two spacers; whatever the caller appends
 // after the bottom spacer (a reply being streamed) stays at the end. `render(i)` builds the node
 // of item i, or returns null while its data is not loaded (a placeholder of the estimated height
-// is drawn, and `missing(lo, hi)` is asked for the data; call `loaded()` once it is there).
-// When the window moves, the first visible item keeps its place on screen.
+// is drawn, and `missing(i)` is asked for the data; call `loaded()` once it is there).
+// When the window moves, the first visible item keeps its place on screen; while `stuck()` says
+// the view follows the end, the end is drawn. A list of at most SMALL items is drawn whole.
 //
 // Items never drawn count at the estimate `est` (the average measured height), which changes
 // only when the window is drawn again: between two draws the spacers and the heights agree, so
