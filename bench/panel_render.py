@@ -16,8 +16,15 @@ Playwright. Figures, each the median of ``--runs`` rounds, interleaved:
   for after a reply, then redraws two nodes) against ``/api/history?from=0`` (what it used to
   re-fetch, then rebuild every node).
 
+With ``--usable 2000,20000`` it measures instead what the windowed conversation promises
+(SPEC §11: 2,000 entries usable in ≤ 400 ms, 20,000 in ≤ 600 ms): for each size, navigation
+start to the page's ``chatkeep-ready`` mark (set with ``body[data-ready='1']``), checked each
+round to have the last message in view and the composer focused; beside it the empty page, the
+bubble nodes in the DOM and the first load's size. A table with the ratios to the targets and to
+the empty page.
+
 Timings are reported, never asserted. Run: ``python -m bench.panel_render [--entries N]
-[--runs N]``.
+[--runs N]`` or ``python -m bench.panel_render --usable 2000,20000 [--runs N]``.
 """
 
 from __future__ import annotations
@@ -109,10 +116,91 @@ def _page_times(browser: Any, url: str) -> tuple[float, float]:
     return rendered, paint or float("nan")
 
 
+TARGETS = {2000: 400.0, 20000: 600.0}  # ms, SPEC §11 and its issue
+
+READY = """() => {
+  const box = document.getElementById('conversation').getBoundingClientRect();
+  const bubbles = document.querySelectorAll('#messages .bubble, #messages .chip');
+  const last = [...bubbles].pop();
+  const r = last ? last.getBoundingClientRect() : null;
+  const state = performance.getEntriesByType('resource').find((e) => e.name.includes('/api/state'));
+  return {
+    ready: performance.getEntriesByName('chatkeep-ready')[0].startTime,
+    lastInView: Boolean(r && r.height > 0 && r.bottom <= box.bottom + 1 && r.bottom > box.top),
+    composer: document.activeElement && document.activeElement.id === 'message',
+    nodes: bubbles.length,
+    bytes: state ? state.encodedBodySize : 0,
+  };
+}"""
+
+
+def _usable(browser: Any, url: str) -> dict[str, Any]:
+    context = browser.new_context(viewport={"width": 400, "height": 800})
+    page = context.new_page()
+    page.goto(url)
+    page.wait_for_selector("body[data-ready='1']")
+    figures: dict[str, Any] = page.evaluate(READY)
+    context.close()
+    return figures
+
+
+def usable_table(sizes: list[int], runs: int) -> int:
+    """The ``--usable`` table (see the module docstring)."""
+    from playwright.sync_api import sync_playwright
+
+    import chatkeep
+    from chatkeep.panel import PanelServer
+
+    tmp = tempfile.mkdtemp(prefix="chatkeep-bench-window-")
+    stores = {0: chatkeep.open(str(Path(tmp) / "empty.db"))}
+    for n in sizes:
+        stores[n] = chatkeep.open(str(Path(tmp) / f"s{n}.db"))
+        _fill(stores[n], n)
+    servers = {
+        n: PanelServer(s, host="127.0.0.1", port=0, summarize=False) for n, s in stores.items()
+    }
+    for server in servers.values():
+        server.start()
+    time.sleep(1.0)  # the time it takes to open the printed link; the servers warm up meanwhile
+    rounds: dict[int, list[dict[str, Any]]] = {n: [] for n in servers}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        _usable(browser, servers[0].url)  # the browser's own first start is not the panel's
+        for _ in range(runs):
+            for n, server in servers.items():  # interleaved: a noisy moment hits every size
+                rounds[n].append(_usable(browser, server.url))
+        browser.close()
+    for server in servers.values():
+        server.stop()
+    for store in stores.values():
+        store.close()
+    empty = statistics.median(r["ready"] for r in rounds[0])
+    print(f"panel usable (400×800 px), {runs} rounds, medians; Chromium {CHROMIUM}")
+    head = (
+        f"{'entries':>8} {'usable':>10} {'min–max':>15} {'target':>8} {'÷ target':>9} "
+        f"{'÷ empty':>8} {'last in view':>12} {'nodes':>6} {'first load':>11}"
+    )
+    print(head)
+    for n in [0, *sizes]:
+        rs = rounds[n]
+        times = [r["ready"] for r in rs]
+        med = statistics.median(times)
+        target = TARGETS.get(n)
+        in_view = all(r["lastInView"] and r["composer"] for r in rs) if n else True
+        print(
+            f"{n:>8,} {med:>7,.0f} ms {min(times):>6,.0f}–{max(times):>5,.0f} ms "
+            f"{f'{target:,.0f} ms' if target else '':>8} "
+            f"{f'{med / target:.2f}×' if target else '':>9} {med / empty:>7.2f}× "
+            f"{'yes' if in_view else 'NO':>12} {rs[-1]['nodes']:>6} {rs[-1]['bytes'] / 1e3:>8,.1f} KB"
+        )
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.panel_render")
     parser.add_argument("--entries", type=int, default=200)
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--usable", default="", help="entry counts, e.g. 2000,20000")
     args = parser.parse_args(argv)
     try:
         from playwright.sync_api import sync_playwright
@@ -122,6 +210,8 @@ def main(argv: list[str] | None = None) -> int:
     if not Path(CHROMIUM).exists():
         print(f"no Chromium at {CHROMIUM}", file=sys.stderr)
         return 1
+    if args.usable:
+        return usable_table([int(n) for n in args.usable.split(",") if n.strip()], args.runs)
     import chatkeep
     from chatkeep.panel import PanelServer
 

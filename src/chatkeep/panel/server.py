@@ -118,18 +118,20 @@ class PanelServer:
         return self._server
 
     def warm_up(self) -> threading.Thread:
-        """Render the live history once in a daemon thread, so the first page load finds the
-        Markdown parser, Pygments and every stored reply's HTML ready (a fresh process spends
-        ~200 ms on them for 200 entries). Only a speed-up: a failure here shows again, with its
+        """Render the end of the live history (what the page's first load shows) once in a
+        daemon thread, so the first page load finds the Markdown parser, Pygments and those
+        replies' HTML ready (a fresh process spends ~200 ms on them for 200 entries). Only a speed-up: a failure here shows again, with its
         error, on the page's own request."""
 
         def run() -> None:
             from .markdown import code_block_html
-            from .routes.page import history_payload
+            from .routes.page import FIRST_TAIL, history_payload
 
             try:
                 code_block_html("x = 1\n", "python")
-                history_payload(self.app.state.panel)
+                panel = self.app.state.panel
+                entries = panel.store.history.read()
+                history_payload(panel, entries=entries, start=max(0, len(entries) - FIRST_TAIL))
             except Exception:  # the page's own request reports it
                 log.debug("panel warm-up failed", exc_info=True)
 

@@ -21,6 +21,9 @@ beside its text and never sends (``reasoning``, ``toolCalls``, ``toolResult``, `
 the page shows them folded, as plain text). Rendered replies are
 remembered (:func:`~chatkeep.panel.markdown.render_markdown_cached`).
 
+:func:`usage_totals` sums the replies' usage per provider, so the page can show the session's
+usage and cost (prices are per provider card) without holding every view.
+
 :class:`ImageRegistry` remembers, per content hash, the data URLs the page was told about, so
 the image endpoint answers without re-reading the history; it is bounded (LRU by bytes) and a
 miss falls back to a history read.
@@ -46,7 +49,7 @@ from .. import (
 )
 from .markdown import render_markdown_cached
 
-__all__ = ["ALLOWED_IMAGE_TYPES", "ImageRegistry", "history_view", "image_key"]
+__all__ = ["ALLOWED_IMAGE_TYPES", "ImageRegistry", "history_view", "image_key", "usage_totals"]
 
 ALLOWED_IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp", "image/gif")
 
@@ -183,3 +186,26 @@ def history_view(
                 )
         out.append(view)
     return out
+
+
+USAGE_KEYS = ("input", "cachedRead", "cacheWrite", "output")
+
+
+def usage_totals(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``[{"provider": {"name"}, "usage": {input, cachedRead, cacheWrite, output}}, …]``: the
+    usage of the replies in ``entries`` summed per provider name (``name`` is ``None`` for
+    replies without a provider), in order of first appearance."""
+    totals: dict[str | None, dict[str, float]] = {}
+    for entry in entries:
+        usage = entry.get("usage") if isinstance(entry, dict) else None
+        if not isinstance(usage, dict):
+            continue
+        provider = entry.get("provider")
+        name = provider.get("name") if isinstance(provider, dict) else None
+        key = name if isinstance(name, str) else None
+        total = totals.setdefault(key, dict.fromkeys(USAGE_KEYS, 0))
+        for k in USAGE_KEYS:
+            value = usage.get(k)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                total[k] += value
+    return [{"provider": {"name": name}, "usage": usage} for name, usage in totals.items()]

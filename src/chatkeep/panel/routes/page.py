@@ -3,8 +3,11 @@
 | route | does |
 |---|---|
 | ``GET /`` | the single-page panel (a static shell: it reads nothing from the store) |
-| ``GET /api/state`` | first load: thumbnails old unseen images (SPEC §5.4), then ``{"settings": public get_all(), "history": views, "archived": n}`` — only ``get_all()``, the live history and the archive's size are read (§9; the page asks for the session's name afterwards); a ``Server-Timing`` header gives the server time |
-| ``GET /api/history?from=i`` | ``{"history": views of entries[i:], "start": i, "length", "archived"}`` (see :mod:`chatkeep.panel.views`): after a turn the page asks only for what changed |
+| ``GET /api/state?tail=k`` | first load: thumbnails old unseen images (SPEC §5.4), then ``{"settings": public get_all(), "history": views, "start", "length", "usage", "archived": n}`` — only ``get_all()``, the live history and the archive's size are read (§9; the page asks for the session's name afterwards); with ``tail``, the views of the last ``k`` entries only (the page asks for earlier ones as they scroll into view); a ``Server-Timing`` header gives the server time |
+| ``GET /api/history?from=i&to=j`` (or ``?tail=k``) | ``{"history": views of entries[i:j] (to the end without ``to``; the last ``k`` with ``tail``), "start", "length", "usage", "archived", "session"}`` (see :mod:`chatkeep.panel.views`): after a turn the page asks only for what changed, and for earlier pages as the user scrolls up |
+
+``usage`` is :func:`~chatkeep.panel.views.usage_totals` of the whole live history (the session's
+usage line).
 | ``GET /api/archive?before=n&limit=k`` | ``{"entries": views, "start", "total"}``: the archive (SPEC §3.3), read-only, ``k`` (≤ 100) entries ending before position ``n`` (default: the end) |
 | ``GET /api/image/{key}`` | the stored bytes of one image, by content key, with its own MIME type |
 | ``POST /api/attach`` | ``{"url", "title"?, "mode"?}`` → a web page attachment |
@@ -12,8 +15,10 @@
 | ``POST /api/attach/video`` | ``{"url", "transcript", "title"?}`` (WebVTT/SRT text) → a video transcript attachment |
 | ``DELETE /api/attachments/{attachId}`` | undo an attachment |
 
-Attach routes answer ``{"attachment": AttachResult.as_dict(), "history": views}``; with the
-panel's ``summarize`` option on, long attachments are condensed in the background (§7.5).
+Attach routes answer ``{"attachment": AttachResult.as_dict(), "history", "start", "length",
+"usage"}`` (:func:`tail_payload`: the views of the last 60 entries), undo ``{"removed", …}`` the
+same; with the panel's ``summarize`` option on, long attachments are condensed in the
+background (§7.5).
 """
 
 from __future__ import annotations
@@ -36,9 +41,18 @@ from ..http import BadRequest, NotFound, json_body, ok, threaded
 from ..markdown import TIMESTAMP_RE
 from ..state import PanelState, public_settings
 from ..uploads import upload_to_disk
-from ..views import history_view, video_url
+from ..views import history_view, usage_totals, video_url
 
-__all__ = ["ROUTES", "current_session", "history_payload", "int_param"]
+__all__ = [
+    "FIRST_TAIL",
+    "ROUTES",
+    "current_session",
+    "history_payload",
+    "int_param",
+    "tail_payload",
+]
+
+FIRST_TAIL = 60  # the entries the page asks for on its first load (conversation.js TAIL)
 
 TEMPLATES = Jinja2Templates(directory=str(Path(__file__).resolve().parent.parent / "templates"))
 _KEY_RE = re.compile(r"^[0-9a-f]{64}$")
@@ -79,6 +93,20 @@ def draft_key(store: Any) -> str:
     return hashlib.sha256(f"{store.url}\0{store.profile}".encode()).hexdigest()[:24]
 
 
+def tail_payload(panel: PanelState, tail: int = FIRST_TAIL) -> dict[str, Any]:
+    """``{"history", "start", "length", "usage"}``: the views of the last ``tail`` live
+    entries, where they start, the history's length and its usage totals — what the page
+    needs to show a new history (it fetches earlier entries as they scroll into view)."""
+    entries = panel.store.history.read()
+    start = max(0, len(entries) - tail)
+    return {
+        "history": history_payload(panel, start=start, entries=entries),
+        "start": start,
+        "length": len(entries),
+        "usage": usage_totals(entries),
+    }
+
+
 def _needs_video_context(entries: list[Any]) -> bool:
     """Whether a reply among ``entries`` shows ``[mm:ss]`` markers before any video of its own
     or of the entries before it: only then does the video before them matter."""
@@ -117,13 +145,20 @@ async def index(request: Request) -> Response:
 async def state(request: Request) -> Response:
     panel = _panel(request)
 
+    tail = int_param(request, "tail", None)
+
     def load() -> tuple[dict[str, Any], float]:
         began = time.perf_counter()
         panel.store.bound_unseen_image_bytes(DEFAULT_UNSEEN_BUDGET)
         settings = panel.store.get_all()
+        entries = panel.store.history.read()
+        start = 0 if tail is None else max(0, len(entries) - tail)
         payload = {
             "settings": public_settings(settings),
-            "history": history_payload(panel, settings),
+            "history": history_payload(panel, settings, start=start, entries=entries),
+            "start": start,
+            "length": len(entries),
+            "usage": usage_totals(entries),
             "archived": panel.store.history.archived_count(),
             "version": __version__,
             "draftKey": draft_key(panel.store),
@@ -139,14 +174,19 @@ async def state(request: Request) -> Response:
 async def history(request: Request) -> Response:
     panel = _panel(request)
     start = int_param(request, "from", 0) or 0
+    end = int_param(request, "to", None)
+    tail = int_param(request, "tail", None)
 
     def run() -> dict[str, Any]:
         entries = panel.store.history.read()
-        start_at = min(start, len(entries))
+        start_at = min(start, len(entries)) if tail is None else max(0, len(entries) - tail)
+        # the entries before `start_at` are read for the video context of [mm:ss] pills only
+        upto = entries if end is None else entries[: max(end, start_at)]
         return {
-            "history": history_payload(panel, start=start_at, entries=entries),
+            "history": history_payload(panel, start=start_at, entries=upto),
             "start": start_at,
             "length": len(entries),
+            "usage": usage_totals(entries),
             "archived": panel.store.history.archived_count(),
             "session": current_session(panel),
         }
@@ -209,8 +249,8 @@ def _summarizer(panel: PanelState) -> Any:
 
 
 async def _attached(panel: PanelState, result: Any) -> Response:
-    views = await threaded(history_payload, panel)
-    return ok({"attachment": result.as_dict(), "history": views})
+    shown = await threaded(tail_payload, panel)
+    return ok({"attachment": result.as_dict(), **shown})
 
 
 def _text(body: dict[str, Any], key: str, *, required: bool = False) -> str | None:
@@ -313,7 +353,7 @@ async def undo_attach(request: Request) -> Response:
 
     if not await threaded(undo, panel.store, attach_id):
         raise NotFound(f"no attachment {attach_id!r} in the live history")
-    return ok({"removed": attach_id, "history": await threaded(history_payload, panel)})
+    return ok({"removed": attach_id, **await threaded(tail_payload, panel)})
 
 
 ROUTES = [

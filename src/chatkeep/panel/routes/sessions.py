@@ -12,7 +12,7 @@
 | ``DELETE /api/sessions/{id}`` | delete the session and its body (the page asks twice first) |
 
 Writes answer with the fresh drawer listing (its first page) and ``current`` (``{id, name}`` of the loaded
-session, or null); ``load`` and ``new`` also with the live history and the archive size.
+session, or null); ``load`` and ``new`` also with the end of the live history (``history``, ``start``, ``length``, ``usage``: see :func:`~chatkeep.panel.routes.page.tail_payload`) and the archive size.
 Listing reads only the light index, never a session body.
 """
 
@@ -27,7 +27,7 @@ from starlette.routing import Route
 from ... import DRAWER_PAGE
 from ..http import BadRequest, NotFound, json_body, ok, threaded
 from ..state import PanelState
-from .page import current_session, history_payload, int_param
+from .page import current_session, int_param, tail_payload
 
 __all__ = ["ROUTES"]
 
@@ -88,7 +88,7 @@ async def new(request: Request) -> Response:
         row = panel.store.sessions.new()
         return {
             "session": row,
-            "history": history_payload(panel),
+            **tail_payload(panel),
             "archived": panel.store.history.archived_count(),
             **_listing(panel),
         }
@@ -109,7 +109,7 @@ async def load(request: Request) -> Response:
             "count": report["count"],
             "savedBack": report["savedBack"],
             "evicted": report["evicted"],
-            "history": history_payload(panel),
+            **tail_payload(panel),
             "archived": panel.store.history.archived_count(),
             **_listing(panel),
         }

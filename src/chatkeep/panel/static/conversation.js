@@ -2,10 +2,14 @@
 // stop, the archive ("earlier messages"), usage and cost, and scrolling.
 // User text is set with textContent; assistant replies use the server-sanitized Markdown `html`.
 //
-// Rendering: the page keeps the views it shows (`state.views`, one DOM node per view with
-// `data-index`). After a turn it asks the server only for the entries from the first one the
-// turn could change (`/api/history?from=i`) and replaces just those nodes; when the live window
-// moved entries to the archive meanwhile (indices shifted) it reloads the whole list.
+// Rendering: `state.views[i]` is the view of live entry i, once the page has it: the first load
+// brings the last TAIL entries, earlier ones arrive a page at a time as the user scrolls up
+// (`/api/history?from=i&to=j`). Only the nodes in or near the viewport are in the DOM
+// (window.js): spacers stand for the rest. After a turn the page asks the server only for the
+// entries from the first one the turn could change (`/api/history?from=i`) and replaces just
+// those nodes; when the live window moved entries to the archive meanwhile (indices shifted) it
+// loads the tail again. The session's usage line comes from the server's per-provider totals
+// (`usage`), so it covers entries the page has not loaded.
 
 import { ApiError, api, authHeaders, el, notice, showError } from "./api.js";
 import {
@@ -18,9 +22,16 @@ import {
   userBubble,
 } from "./bubbles.js";
 import { parseEvents, showStats } from "./stream.js";
+import { WindowedList } from "./window.js";
+
+export const TAIL = 60; // entries of the first load
+const PAGE = 100; // entries per page fetched while scrolling up
 
 const state = {
-  views: [],
+  views: [], // sparse: views the page has not loaded yet are holes
+  usage: null, // per-provider usage totals from the server, else computed from `views`
+  generation: 0, // bumped whenever `views` changes: answers to older page requests are dropped
+  pages: new Set(), // pages being fetched
   busy: false,
   turn: null,
   controller: null,
@@ -60,8 +71,28 @@ function atBottom() {
   return box.scrollHeight - box.scrollTop - box.clientHeight < NEAR_BOTTOM_PX;
 }
 
+let win = null;
+
+// The windowed list of the live conversation (created on first use, once the DOM is there).
+function list() {
+  if (!win) {
+    win = new WindowedList({
+      scroller: scroller(),
+      list: messages(),
+      render: (i) => {
+        prefetchAround(i);
+        return state.views[i] ? nodeFor(state.views[i]) : null;
+      },
+      missing: requestPage,
+      stuck: () => state.stick,
+    });
+  }
+  return win;
+}
+
 export function scrollToEnd() {
   const box = scroller();
+  list().showEnd();
   box.scrollTop = box.scrollHeight;
   state.stick = true;
   updateJump();
@@ -77,8 +108,13 @@ function followIfStuck() {
 
 export function setupScrolling() {
   const box = scroller();
+  // The view follows new content until the user scrolls up; reaching the bottom follows again
+  // (content growing below, or the composer growing, does not stop it).
+  let lastTop = box.scrollTop;
   box.addEventListener("scroll", () => {
-    state.stick = atBottom();
+    if (atBottom()) state.stick = true;
+    else if (box.scrollTop < lastTop) state.stick = false;
+    lastTop = box.scrollTop;
     updateJump();
   });
   document.getElementById("jump-latest").addEventListener("click", () => {
@@ -93,7 +129,7 @@ export function setupScrolling() {
 }
 
 function renderUsageTotals() {
-  showUsageTotals(state.views);
+  showUsageTotals(state.usage || state.views.filter(Boolean));
 }
 
 // -- the session name and usage ----------------------------------------------------------------
@@ -112,7 +148,9 @@ export function currentSession() {
 
 function lastMessageIndex() {
   for (let k = state.views.length - 1; k >= 0; k -= 1) {
-    if (state.views[k].kind !== "attachment") return k;
+    const v = state.views[k];
+    if (!v) return -1; // not loaded: the tail held only attachments
+    if (v.kind !== "attachment") return k;
   }
   return -1;
 }
@@ -131,6 +169,7 @@ function cutOffQuestion() {
   if (reply.role !== "assistant" || !reply.interrupted) return null;
   for (let j = k - 1; j >= 0; j--) {
     const v = state.views[j];
+    if (!v) return null;
     if (v.kind !== "attachment" && v.role === "user") return v;
   }
   return null;
@@ -157,54 +196,106 @@ function emptyNote() {
 
 // -- rendering -------------------------------------------------------------------------------
 
-export function renderHistory(views, { archived } = {}) {
-  state.views = views || [];
+// Show a new history: `views` are the views of its entries from `start` (default: the first
+// view's index) to the end; `length` (default: start + views) is its number of entries, `usage`
+// the server's usage totals (default: computed from `views` when they are all of them, else
+// the totals shown so far — an attachment or its undo changes no usage).
+export function renderHistory(views, { archived, start, length, usage } = {}) {
+  views = views || [];
+  const first = start ?? (views.length ? views[0].index : 0);
+  state.views = new Array(length ?? first + views.length);
+  views.forEach((v, k) => (state.views[first + k] = v));
+  state.usage = usage || (first === 0 ? null : state.usage);
+  state.generation += 1;
+  state.pages.clear();
   if (archived !== undefined) setArchived(archived);
   const box = messages();
-  box.replaceChildren(...state.views.map((v) => nodeFor(v)));
+  box.replaceChildren();
+  list().reset(state.views.length);
   if (!state.views.length) box.append(emptyNote());
   renderUsageTotals();
   scrollToEnd();
 }
 
 // Replace the nodes from index `start` on with `views` (the server's views of entries[start:]).
-function applyTail(start, views) {
+function applyTail(start, views, usage) {
   const box = messages();
   box.querySelectorAll(".transient, .empty").forEach((n) => n.remove());
-  for (const node of [...box.children]) {
-    if (Number(node.dataset.index) >= start) node.remove();
-  }
   // The previous last message loses its Regenerate / Retry controls: redraw it.
   const prev = lastMessageIndex();
-  state.views = [...state.views.slice(0, start), ...views];
-  const fresh = views.map((v) => nodeFor(v));
-  box.append(...fresh);
-  if (prev >= 0 && prev < start) {
-    const old = box.querySelector(`[data-index="${state.views[prev].index}"]`);
-    if (old) old.replaceWith(nodeFor(state.views[prev]));
-  }
+  setTail(start, views);
+  if (prev >= 0 && prev < start) list().refresh(prev);
+  if (usage) state.usage = usage;
   if (!state.views.length) box.append(emptyNote());
   renderUsageTotals();
+  list().layout();
+}
+
+// `views` replace the entries from `start` on (their nodes go; new ones are drawn when shown).
+function setTail(start, views) {
+  const next = state.views.slice(0, start);
+  next.length = start;
+  views.forEach((v, k) => (next[start + k] = v));
+  state.views = next;
+  state.generation += 1;
+  state.pages.clear();
+  list().splice(start, next.length);
 }
 
 async function refreshFrom(start) {
   const before = state.archived;
   const data = await api("GET", `/api/history?from=${Math.max(0, start)}`);
   if (data.archived !== before) {
-    // The live window moved entries to the archive: indices shifted, redraw everything.
-    const all = data.start === 0 ? data : await api("GET", "/api/history?from=0");
-    renderHistory(all.history, { archived: all.archived });
+    // The live window moved entries to the archive: indices shifted, draw the tail again.
+    await reloadHistory(data);
   } else {
-    applyTail(data.start, data.history);
+    applyTail(data.start, data.history, data.usage);
   }
   setSession(data.session);
   followIfStuck();
 }
 
-export async function reloadHistory() {
-  const data = await api("GET", "/api/history?from=0");
-  renderHistory(data.history, { archived: data.archived });
+function showTail(data) {
+  const { archived, start, length, usage } = data;
+  renderHistory(data.history, { archived, start, length, usage });
+}
+
+export async function reloadHistory(known = null) {
+  const data = known && known.start === 0 ? known : await api("GET", `/api/history?tail=${TAIL}`);
+  showTail(data);
   setSession(data.session);
+}
+
+// Drawing entry i asks for the pages a quarter of a page before and after it, so they are there
+// before the user (or the focus moving with Tab) reaches them; the first load's tail is longer
+// than that, so it asks for nothing more until the user scrolls.
+function prefetchAround(i) {
+  for (const j of [i - PAGE / 4, i + PAGE / 4]) {
+    if (j >= 0 && j < state.views.length && !state.views[j]) requestPage(j);
+  }
+}
+
+// The views of the page holding entry i (asked for when it is about to scroll into view).
+async function requestPage(i) {
+  const page = Math.floor(i / PAGE);
+  if (state.pages.has(page)) return;
+  state.pages.add(page);
+  const generation = state.generation;
+  try {
+    const data = await api("GET", `/api/history?from=${page * PAGE}&to=${(page + 1) * PAGE}`);
+    if (generation !== state.generation) return; // the history changed meanwhile: asked again
+    if (data.archived !== state.archived) {
+      if (!state.busy) await reloadHistory();
+      return;
+    }
+    data.history.forEach((v) => {
+      if (v.index < state.views.length && !state.views[v.index]) state.views[v.index] = v;
+    });
+    list().loaded();
+  } catch (err) {
+    state.pages.delete(page);
+    showError(err);
+  }
 }
 
 // -- the archive -----------------------------------------------------------------------------
@@ -245,7 +336,7 @@ async function loadEarlier() {
 async function undoAttach(attachId) {
   try {
     const data = await api("DELETE", `/api/attachments/${encodeURIComponent(attachId)}`);
-    renderHistory(data.history);
+    showTail(data);
   } catch (err) {
     showError(err);
   }
@@ -255,7 +346,7 @@ function startEdit(bubble, view) {
   if (state.busy) return;
   const area = el("textarea", { className: "edit-area", rows: 3, "aria-label": "Edited message" });
   area.value = view.text || "";
-  const cancel = () => bubble.replaceWith(nodeFor(view));
+  const cancel = () => list().refresh(view.index);
   area.addEventListener("keydown", (e) => e.key === "Escape" && cancel());
   const box = el(
     "div",
@@ -286,6 +377,7 @@ function startEdit(bubble, view) {
 function lastUserView() {
   for (let k = state.views.length - 1; k >= 0; k -= 1) {
     const v = state.views[k];
+    if (!v) return null;
     if (v.role === "user" && v.kind !== "attachment") return v;
   }
   return null;
@@ -354,15 +446,11 @@ export async function streamTurn(path, body, { echo = null, from = null, keep = 
   state.stopping = false;
   const box = messages();
   box.querySelector(".empty")?.remove();
-  for (const node of [...box.children]) {
-    const index = Number(node.dataset.index);
-    if (index >= start && index !== keep) node.remove();
-  }
-  if (keep !== null) {
-    const kept = box.querySelector(`[data-index="${keep}"]`);
-    kept?.classList.remove("failed");
-    kept?.querySelector(".bubble-error")?.remove();
-  }
+  // The entries from `start` on are replaced by the turn: their nodes go until it ends (and come
+  // back when the server refused it). A kept question is drawn again, without its failure.
+  const replaced = state.views.slice(start);
+  setTail(start, []);
+  if (keep !== null && keep < start) list().refresh(keep);
   if (echo) {
     const bubble = userBubble({ text: echo.text, images: echo.images || [] });
     bubble.classList.add("transient");
@@ -440,7 +528,7 @@ export async function streamTurn(path, body, { echo = null, from = null, keep = 
   md.setAttribute("aria-busy", "false");
   if (result.refused) {
     // Nothing was written: take the echo back and tell why (the composer restores the draft).
-    applyTail(start, state.views.slice(start));
+    applyTail(start, replaced);
     redrawLast();
     showError(result.error);
     return result;
@@ -482,9 +570,8 @@ export async function streamTurn(path, body, { echo = null, from = null, keep = 
     live.classList.add("interrupted", "partial");
     live.removeAttribute("aria-live");
     live.append(el("div", { className: "actions" }, el("span", { className: "meta", text: "interrupted — the reply was cut off" })));
-    const q = messages().querySelector(`[data-index="${unansweredQuestion().index}"]`);
-    if (q) q.after(live);
-    else messages().append(live);
+    // after the question, which is the last entry: at the end of the list
+    messages().append(live);
   }
   if (outcome) {
     scrollToEnd();
@@ -500,9 +587,7 @@ function announce(text) {
 
 function redrawLast() {
   const k = lastMessageIndex();
-  if (k < 0) return;
-  const node = messages().querySelector(`[data-index="${state.views[k].index}"]`);
-  if (node) node.replaceWith(nodeFor(state.views[k]));
+  if (k >= 0) list().refresh(k);
 }
 
 Object.assign(hooks, {

@@ -141,7 +141,7 @@ async function load(id) {
   if (isBusy()) return notice("wait for the reply to finish (or stop it) first", { kind: "warn" });
   try {
     const data = await api("POST", `/api/sessions/${encodeURIComponent(id)}/load`);
-    renderHistory(data.history, { archived: data.archived });
+    renderHistory(data.history, { archived: data.archived, start: data.start, length: data.length, usage: data.usage });
     setSession(data.current);
     if (data.savedBack) notice(`your conversation was saved as “${data.savedBack.name}”`);
     document.getElementById("drawer").close();
@@ -173,7 +173,7 @@ export async function newSession() {
   if (isBusy()) return notice("wait for the reply to finish (or stop it) first", { kind: "warn" });
   try {
     const data = await api("POST", "/api/sessions/new");
-    renderHistory(data.history, { archived: data.archived });
+    renderHistory(data.history, { archived: data.archived, start: data.start, length: data.length, usage: data.usage });
     setSession(data.current);
     document.getElementById("message").focus();
     if (data.session) notice(`saved as “${data.session.name}”`);

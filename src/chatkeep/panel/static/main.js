@@ -1,14 +1,33 @@
 // Boot: one call to /api/state (settings from get_all(), the live history, the loaded session,
 // the archive size), then wire up. The composer has the focus once the page is ready.
 
-import { el, showError, TOKEN, api } from "./api.js";
+import { ApiError, el, showError, TOKEN, api } from "./api.js";
 import { restoreDraft, setShortcut, setupComposer } from "./composer.js";
-import { renderHistory, setSession, setSettings, setupScrolling } from "./conversation.js";
+import { TAIL, renderHistory, setSession, setSettings, setupScrolling } from "./conversation.js";
 import { newSession, setupDrawer } from "./drawer.js";
 import { applyPanelOptions, renderModelPicker, setupSettings } from "./settings.js";
 
-// The first load starts before anything else is wired up.
-const firstState = TOKEN ? api("GET", "/api/state") : null;
+// The first load started in <head> (first-load.js), before the modules arrived; it brings the
+// end of the history only: earlier entries are fetched as they scroll into view.
+async function firstLoad() {
+  let res = null;
+  try {
+    res = await window.chatkeepFirstLoad;
+  } catch {
+    res = null;
+  }
+  if (!res) return api("GET", `/api/state?tail=${TAIL}`);
+  let data = null;
+  try {
+    data = await res.json();
+  } catch {
+    data = null;
+  }
+  if (!res.ok) throw new ApiError(res.status, data);
+  return data;
+}
+
+const firstState = TOKEN ? firstLoad() : null;
 
 function apply(settings) {
   setSettings(settings);
@@ -37,14 +56,17 @@ async function boot() {
   }
   try {
     const state = await firstState;
+    performance.mark("chatkeep-state");
     applyPanelOptions(state.settings);
-    renderHistory(state.history, { archived: state.archived });
+    const { archived, start, length, usage } = state;
+    renderHistory(state.history, { archived, start, length, usage });
     restoreDraft(state.draftKey);
     document.getElementById("message").focus({ preventScroll: true });
     performance.mark("chatkeep-rendered");
     // The session's name is not part of the first load (SPEC §9): it follows right after.
     setSession((await api("GET", "/api/sessions/current")).current);
     document.body.dataset.ready = "1";
+    performance.mark("chatkeep-ready");
   } catch (err) {
     showError(err);
   }

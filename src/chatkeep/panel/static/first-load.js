@@ -1,0 +1,9 @@
+// The panel's first load (`/api/state`, the end of the conversation) starts here, in <head>,
+// while the page's modules are still arriving; main.js takes the answer. A classic script, so
+// it runs before the modules do. TAIL in conversation.js is the same number.
+(function () {
+  var token = new URLSearchParams(location.search).get("token") || "";
+  if (!token || !window.fetch) return;
+  window.chatkeepFirstLoad = fetch("/api/state?tail=60", { headers: { "X-Chatkeep-Token": token } });
+  window.chatkeepFirstLoad.catch(function () {}); // main.js asks again if this one failed
+})();
