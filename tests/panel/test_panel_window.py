@@ -232,7 +232,7 @@ def test_the_keyboard_walks_the_conversation_as_the_window_follows(make_page, li
             break
     assert int(page.evaluate(focused)) >= ENTRIES - 2
     seen = []
-    for _ in range(120):
+    for _ in range(240):  # each bubble has two or three buttons (Copy, Edit, …)
         page.keyboard.press("Shift+Tab")
         page.wait_for_timeout(20)  # a person's pace, still far faster than scrolling by hand
         index = page.evaluate(focused)
