@@ -58,7 +58,7 @@ from ..errors import CorruptValue
 from ..limits import ENTRY_MAX_DEPTH, MAX_DEPTH
 from ..limits import problem as limit_problem
 from . import codec, doctor_pages
-from .doctor_files import permissions, problem, read_only_notes, repair_permissions
+from .doctor_files import permissions, problem, read_only_notes, repair_permissions, unhealthy
 from .evicted import evicted_ids, evicted_key
 from .quarantine import QUARANTINE_PREFIX, restore
 from .sql import now_ms
@@ -405,18 +405,7 @@ def _schema_lost(
             else " (`chatkeep doctor --repair` re-creates them)"
         )
     ]
-    problems = lost + permissions(path)
-    return {
-        "profile": profile,
-        "healthy": False,
-        "problems": problems,
-        "remaining": len(problems),
-        "repaired": 0,
-        "quarantined": [],
-        "restored": [],
-        "readOnly": read_only,
-        "notes": notes,
-    }
+    return unhealthy(profile, lost + permissions(path), notes, read_only)
 
 
 def _check_read_only(

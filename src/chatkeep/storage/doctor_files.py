@@ -65,3 +65,21 @@ def read_only_notes(path: str | None, perms: list[dict[str, Any]], repair: bool)
             "(get write permission on the file and its directory to repair it)"
         )
     return notes
+
+
+def unhealthy(
+    profile: str, problems: list[Any], notes: list[str], read_only: bool
+) -> dict[str, Any]:
+    """The report of a store doctor could not check whole (damaged pages, missing tables):
+    its problems and notes, nothing repaired yet."""
+    return {
+        "profile": profile,
+        "healthy": False,
+        "problems": problems,
+        "remaining": len(problems),
+        "repaired": 0,
+        "quarantined": [],
+        "restored": [],
+        "readOnly": read_only,
+        "notes": notes,
+    }

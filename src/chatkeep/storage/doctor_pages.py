@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import StoreError
-from .doctor_files import permissions, problem
+from .doctor_files import permissions, problem, unhealthy
 from .salvage import Lost, holds, where
 
 if TYPE_CHECKING:
@@ -99,18 +99,7 @@ def report(
     notes.append("the rest of the store is checked once it is rebuilt from the rows that read")
     read_only = bool(getattr(backend, "read_only", False))
     notes.append("this store is read-only here: nothing was changed" if read_only else HINT)
-    problems += permissions(path)
-    return {
-        "profile": profile,
-        "healthy": False,
-        "problems": problems,
-        "remaining": len(problems),
-        "repaired": 0,
-        "quarantined": [],
-        "restored": [],
-        "readOnly": read_only,
-        "notes": notes,
-    }
+    return unhealthy(profile, problems + permissions(path), notes, read_only)
 
 
 def rescue(

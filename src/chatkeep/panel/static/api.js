@@ -27,7 +27,11 @@ export async function api(method, path, body, { raw = false, headers = {} } = {}
       init.headers["Content-Type"] = "application/json";
     }
   }
-  const res = await fetch(path, init);
+  return readJson(await fetch(path, init));
+}
+
+// A response's JSON (null when it has none); a failed status is an ApiError carrying it.
+export async function readJson(res) {
   let data = null;
   try {
     data = await res.json();

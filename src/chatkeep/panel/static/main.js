@@ -1,7 +1,7 @@
 // Boot: one call to /api/state (settings from get_all(), the live history, the loaded session,
 // the archive size), then wire up. The composer has the focus once the page is ready.
 
-import { ApiError, el, showError, TOKEN, api } from "./api.js";
+import { el, readJson, showError, TOKEN, api } from "./api.js";
 import { restoreDraft, setShortcut, setupComposer } from "./composer.js";
 import { TAIL, renderHistory, setSession, setSettings, setupScrolling } from "./conversation.js";
 import { newSession, setupDrawer } from "./drawer.js";
@@ -17,14 +17,7 @@ async function firstLoad() {
     res = null;
   }
   if (!res) return api("GET", `/api/state?tail=${TAIL}`);
-  let data = null;
-  try {
-    data = await res.json();
-  } catch {
-    data = null;
-  }
-  if (!res.ok) throw new ApiError(res.status, data);
-  return data;
+  return readJson(res);
 }
 
 const firstState = TOKEN ? firstLoad() : null;
