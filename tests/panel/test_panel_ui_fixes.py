@@ -189,3 +189,30 @@ def test_a_reasoning_model_shows_thinking_then_the_answer_with_its_reasoning_fol
     assert (
         stored["content"] == "The answer is 42." and stored["reasoning"].strip() == thought.strip()
     )
+
+
+def test_regenerate_on_an_earlier_reply_asks_its_question_again(
+    page, live_server, pstore, provider_server
+):
+    """Every reply offers Regenerate (SPEC §3.5): on an earlier one it asks that question again;
+    the reply and the turns after it are replaced and kept in the archive."""
+    use_provider(pstore, provider_server)
+    for e in (user("first question"), assistant("first answer")):
+        pstore.history.append(e)
+    for e in (user("second question"), assistant("second answer")):
+        pstore.history.append(e)
+    provider_server.queue(Text("a new first answer"))
+    open_panel(page, live_server)
+    earlier = page.locator(".bubble.assistant").first
+    assert earlier.locator("button.regenerate-here").inner_text() == "Regenerate"
+    assert page.locator("button.regenerate").count() == 1  # the last reply's own
+    earlier.locator("button.regenerate-here").click()
+    page.wait_for_selector(".bubble.assistant:not(.streaming) .md:has-text('a new first answer')")
+    assert page.locator(".bubble.user").count() == 1
+    assert [(e["role"], e["content"]) for e in pstore.history.read()] == [
+        ("user", "first question"),
+        ("assistant", "a new first answer"),
+    ]
+    kept = " ".join(str(e.get("content")) for e in pstore.history.archived())
+    assert "second question" in kept and "second answer" in kept and "first answer" in kept
+    assert provider_server.requests[-1].body["messages"][-1]["content"] == "first question"

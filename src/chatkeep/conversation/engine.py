@@ -202,20 +202,10 @@ class Chat:
 
     # -- phase 2: run ------------------------------------------------------------------------
     def _replace(self, turn: Turn) -> None:
-        """Remove ``entries[replace_at:]`` (keeping ``turn.keep``), checking the entry is the
-        one the prepare saw."""
-        i, original = turn.replace_at, turn.original
-
-        def fn(entries: list[Entry]) -> list[Entry] | None:
-            assert i is not None
-            if i >= len(entries) or entries[i] != original:
-                raise InvalidValue(
-                    f"entry {i} changed before it could be replaced; nothing was sent",
-                    hint="look at the history again and retry",
-                )
-            return entries[:i] + list(turn.keep)
-
-        self.store.history.mutate(fn)
+        """Replace ``entries[replace_at:]`` (keeping ``turn.keep``), checking the entry is the
+        one the prepare saw; the replaced turns go to the archive as an earlier version."""
+        assert turn.replace_at is not None
+        self.store.history.replace_from(turn.replace_at, turn.original, turn.keep)
 
     def run(
         self,

@@ -217,15 +217,40 @@ class History:
         question and its late reply whose session was deleted meanwhile (SPEC §7.2). Returns
         the archive's new length."""
         validate_entries(entries)
-        encoded = [_encode_entry(e, i) for i, e in enumerate(entries)]
         with self._b.transaction(self._profile) as tx:
-            seq = tx.archive_next_seq()
-            stamp = now_ms()
-            for text, blobs, _chars in encoded:
-                tx.archive_insert(seq, text, blobs, stamp)
-                seq += 1
-            tx.archive_counted(seq - len(encoded), len(encoded))
+            self._archive_in(tx, entries)
             return tx.archive_count()
+
+    def _archive_in(self, tx: Tx, entries: Entries) -> None:
+        encoded = [_encode_entry(e, i) for i, e in enumerate(entries)]
+        seq = tx.archive_next_seq()
+        stamp = now_ms()
+        for text, blobs, _chars in encoded:
+            tx.archive_insert(seq, text, blobs, stamp)
+            seq += 1
+        tx.archive_counted(seq - len(encoded), len(encoded))
+
+    def replace_from(
+        self, i: int, original: dict[str, Any] | None, keep: Entries | None = None
+    ) -> None:
+        """Edit & resend and regenerate (SPEC §3.5): remove ``entries[i:]`` but ``keep`` (which
+        stay after ``entries[:i]``), and move the removed ones to the end of the archive as an
+        earlier version of turn ``i`` (each marked ``replacedAt: i``), in one transaction —
+        nothing is destroyed. ``InvalidValue`` (nothing changed) when ``entries[i]`` is no
+        longer ``original``."""
+        with self._b.transaction(self._profile) as tx:
+            loaded = self._load(tx)
+            entries = loaded[2]
+            if i >= len(entries) or entries[i] != original:
+                raise InvalidValue(
+                    f"entry {i} changed before it could be replaced; nothing was sent",
+                    hint="look at the history again and retry",
+                )
+            kept = list(keep or [])
+            gone = [e for e in entries[i:] if not any(e == k for k in kept)]
+            if gone:
+                self._archive_in(tx, [{**e, "replacedAt": i} for e in gone])
+            self.replace_in(tx, entries[:i] + kept, loaded)
 
     # -- writing ----------------------------------------------------------------------------
     def _bound(self, tx: Tx, count: int, chars: int) -> tuple[int, int]:

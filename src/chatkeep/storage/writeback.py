@@ -8,7 +8,8 @@ becomes the loaded one (``save``, ``update``, ``load``), the key ``activeSession
 not in the live history, the archive's next ``seq``, the history's write counter and the live
 count and length at that moment.
 The whole session is then the body's first ``head`` entries, the entries the window archived
-since (archive rows from ``archiveFrom`` on, in order), then the live history:
+since (archive rows from ``archiveFrom`` on, in order, but the earlier versions of edited
+or regenerated turns, which carry ``replacedAt``), then the live history:
 :func:`full_body`. While the history's write counter has not moved, the live history is what
 was marked and the body needs no rewrite (:func:`unchanged`): switching back and forth between
 sessions without a new turn writes no body.
@@ -87,6 +88,8 @@ def full_body(tx: Tx, session_id: str, live: list[Any]) -> list[Any]:
             entry = tx.decode(text)
         except CorruptValue:
             continue  # it stays in the archive, where `doctor` reports it
-        if isinstance(entry, dict):
+        # an earlier version of an edited or regenerated turn (SPEC §3.5) is not part of the
+        # conversation: it stays in the archive only
+        if isinstance(entry, dict) and "replacedAt" not in entry:
             dropped.append(entry)
     return [*first, *dropped, *live]

@@ -12,6 +12,7 @@ export const hooks = {
   edit: () => {},
   retry: () => {},
   regenerate: () => {},
+  regenerateAt: () => {},
 };
 
 export function fmt(n) {
@@ -324,7 +325,17 @@ export function assistantBubble(view, { isLast = false, readOnly = false, cutOff
             "aria-label": incomplete ? "Retry: the reply was cut off" : "Regenerate",
             onclick: () => hooks.regenerate(),
           })
-        : null,
+        : !readOnly
+          ? // an earlier reply: asking its question again replaces it and what follows (SPEC
+            // §3.5; the replaced turns are kept in the archive as an earlier version)
+            el("button", {
+              type: "button",
+              className: "regenerate-here",
+              text: "Regenerate",
+              title: "Ask this question again: this reply and everything after it are replaced (kept in the archive)",
+              onclick: () => hooks.regenerateAt(view.index),
+            })
+          : null,
     ),
   );
 }

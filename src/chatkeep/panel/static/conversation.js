@@ -389,6 +389,18 @@ function regenerate() {
   streamTurn("/api/chat/regenerate", {}, { echo: { text: question.text, images: question.images }, from: question.index });
 }
 
+// Regenerate on an earlier reply (SPEC §3.5): an edit & resend of its question with the same
+// text; the question and everything after it are replaced, and kept as an earlier version.
+function regenerateAt(replyIndex) {
+  const k = state.views.findIndex((v) => v.index === replyIndex);
+  for (let j = k - 1; j >= 0; j -= 1) {
+    const v = state.views[j];
+    if (!v || v.kind === "attachment" || v.role !== "user") continue;
+    streamTurn("/api/chat/edit", { index: v.index, text: v.text }, { echo: { text: v.text, images: v.images }, from: v.index });
+    return;
+  }
+}
+
 // Whether `text` (with no images) is the unanswered last question: sending it again is a Retry.
 export function isUnansweredText(text) {
   const q = unansweredQuestion();
@@ -597,4 +609,5 @@ Object.assign(hooks, {
   edit: startEdit,
   retry,
   regenerate,
+  regenerateAt,
 });
