@@ -15,19 +15,12 @@ from chatkeep.conversation import summarize_attachment
 from chatkeep.conversation.engine import CUT_SHORT_WARNING, NO_ANSWER_WARNING
 from chatkeep.errors import ProviderError
 from support.provider_server import Close, Drop, Text
+from support.provider_wire import REASONING_FORMS as FORMS
+from support.provider_wire import REASONING_IDS as IDS
 
 THOUGHT = "The user asks for the capital of France. That is Paris, no doubt about it."
 ANSWER = "The capital of France is Paris."
 
-#: (API style of the card, how the server sends the reasoning)
-FORMS = [
-    ("chat", "think"),
-    ("chat", "reasoning_content"),
-    ("chat", "reasoning"),
-    ("responses", "summary"),
-    ("anthropic", "thinking"),
-]
-IDS = [f"{style}-{form}" for style, form in FORMS]
 STYLES = ("chat", "responses", "anthropic")
 
 

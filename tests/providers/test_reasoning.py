@@ -19,19 +19,11 @@ from chatkeep.providers import (
 )
 from chatkeep.providers.reasoning import REDACTED_NOTE, ReasoningParts, ThinkSplitter, split_think
 from support.provider_server import Close, Drop, Text
+from support.provider_wire import REASONING_FORMS as FORMS
+from support.provider_wire import REASONING_IDS as IDS
 
 THOUGHT = "The user greets me. A short friendly answer will do."
 ANSWER = "Hello! How can I help?"
-
-#: (API style of the card, how the server sends the reasoning)
-FORMS = [
-    ("chat", "think"),
-    ("chat", "reasoning_content"),
-    ("chat", "reasoning"),
-    ("responses", "summary"),
-    ("anthropic", "thinking"),
-]
-IDS = [f"{style}-{form}" for style, form in FORMS]
 
 
 def reply(form: str, **fields) -> Text:

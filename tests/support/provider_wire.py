@@ -27,6 +27,19 @@ from typing import Any
 # --------------------------------------------------------------------------- replies
 
 
+#: Every way the test server sends reasoning: (API style of the card, the form) — chat's
+#: ``<think>``, ``reasoning_content`` and ``reasoning`` fields, Responses' reasoning summary,
+#: Anthropic's thinking blocks.
+REASONING_FORMS = [
+    ("chat", "think"),
+    ("chat", "reasoning_content"),
+    ("chat", "reasoning"),
+    ("responses", "summary"),
+    ("anthropic", "thinking"),
+]
+REASONING_IDS = [f"{style}-{form}" for style, form in REASONING_FORMS]
+
+
 @dataclass(frozen=True)
 class Text:
     """A successful reply. ``chunks`` default: the text split after each space."""
