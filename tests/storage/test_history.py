@@ -175,6 +175,8 @@ def test_truncate_keeps_prefix_rows(store: chatkeep.Store, spec) -> None:
     assert store.history.truncate_from(2) is True
     assert spec.dump()["ck_history"] == before[:2]
     assert store.history.read() == [user("m0"), user("m1")]
+    # not destroyed: an earlier version in the archive (SPEC §3.5)
+    assert store.history.archived() == [{**user(f"m{i}"), "replacedAt": 2} for i in range(2, 6)]
     assert store.history.truncate_from(-1) is False
     assert store.history.truncate_from(10) is True
     assert len(store.history.read()) == 2

@@ -168,24 +168,34 @@ class History(ArchiveRows):
     def replace_from(
         self, i: int, original: dict[str, Any] | None, keep: Entries | None = None
     ) -> None:
-        """Edit & resend and regenerate (SPEC §3.5): remove ``entries[i:]`` but ``keep`` (which
-        stay after ``entries[:i]``), and move the removed ones to the end of the archive as an
-        earlier version of turn ``i`` (each marked ``replacedAt: i``), in one transaction —
-        nothing is destroyed. ``InvalidValue`` (nothing changed) when ``entries[i]`` is no
-        longer ``original``."""
-        with self._b.transaction(self._profile) as tx:
-            loaded = self._load(tx)
-            entries = loaded[2]
+        """Edit & resend and regenerate (SPEC §3.5): :meth:`truncate_from` ``i`` keeping
+        ``keep`` after ``entries[:i]``, checked in the same transaction: ``InvalidValue``
+        (nothing changed) when ``entries[i]`` is no longer ``original``."""
+
+        def check(entries: Entries) -> None:
             if i >= len(entries) or entries[i] != original:
                 raise InvalidValue(
                     f"entry {i} changed before it could be replaced; nothing was sent",
                     hint="look at the history again and retry",
                 )
-            kept = list(keep or [])
-            gone = [e for e in entries[i:] if not any(e == k for k in kept)]
+
+        self._cut(i, list(keep or []), check)
+
+    def _cut(self, i: int, keep: Entries, check: Callable[[Entries], None] | None) -> None:
+        """Remove ``entries[i:]`` but ``keep`` (which stay after ``entries[:i]``); the removed
+        ones go to the end of the archive as an earlier version of turn ``i`` (each marked
+        ``replacedAt: i``), in one transaction — nothing is destroyed (SPEC §3.5)."""
+        with self._b.transaction(self._profile) as tx:
+            loaded = self._load(tx)
+            entries = loaded[2]
+            if check is not None:
+                check(entries)
+            if i >= len(entries):
+                return
+            gone = [e for e in entries[i:] if not any(e == k for k in keep)]
             if gone:
                 self._archive_in(tx, [{**e, "replacedAt": i} for e in gone])
-            self.replace_in(tx, entries[:i] + kept, loaded)
+            self.replace_in(tx, entries[:i] + keep, loaded)
 
     # -- writing ----------------------------------------------------------------------------
     def _bound(self, tx: Tx, count: int, chars: int) -> tuple[int, int]:
@@ -379,12 +389,10 @@ class History(ArchiveRows):
         return found
 
     def truncate_from(self, i: int) -> bool:
-        def fn(entries: Entries) -> Entries | None:
-            return entries[:i] if i < len(entries) else None
-
+        """Keep ``entries[:i]``; the rest go to the archive as an earlier version (SPEC §3.5)."""
         if not isinstance(i, int) or i < 0:
             return False
-        self.mutate(fn)
+        self._cut(i, [], None)
         return True
 
     def remove_last_page_context(self) -> int:
