@@ -33,7 +33,7 @@ from ..constants import (
     SESSIONS_INDEX_KEY,
 )
 from ..entries import validate_entries, validate_entry
-from ..errors import InvalidValue, NotFound
+from ..errors import InvalidEntry, InvalidValue, NotFound
 from ..limits import check_count, check_text
 from ..limits import check_id as check_id_as
 from . import codec
@@ -232,7 +232,12 @@ class Sessions(Switching):
             body = full_body(tx, self._active_in(tx), live)
             return self._save_in(tx, name, body, len(live))
 
-    def add_many(self, sessions: Iterable[tuple[Row, Entries]]) -> RowList:
+    def add_many(
+        self,
+        sessions: Iterable[tuple[Row, Entries]],
+        *,
+        skip_invalid: Callable[[Row, InvalidEntry], None] | None = None,
+    ) -> RowList:
         """Add saved sessions with given ``id``, ``name`` and ``createdAt`` (an import; the
         name is kept whole, up to :data:`~chatkeep.constants.IMPORTED_NAME_MAX` characters).
 
@@ -241,7 +246,9 @@ class Sessions(Switching):
         a few hundred at a time, one statement each (:mod:`.batch_rows`), so the cost follows
         the batch, not the drawer; a large batch then refreshes the search indexes' statistics. A row whose id is already saved (or repeated in the batch) is
         skipped: adding a batch twice adds nothing. Any error (an invalid body, or one the
-        iterable raises) rolls back everything. The live history, ``activeSessionId`` and
+        iterable raises) rolls back everything — unless ``skip_invalid`` is given: a body that
+        is not valid is then left out and passed to it with its error (an import reports it),
+        and the rest is added. The live history, ``activeSessionId`` and
         ``maxSessions`` are not touched. Returns the rows."""
         self._ensure_migrated()
         added: RowList = []
@@ -252,7 +259,13 @@ class Sessions(Switching):
                 sid = check_id_as(row.get("id"), hint="derive ids from the source's own ids")
                 if sid in known or tx.index_has_id(sid):
                     continue
-                validate_entries(body)
+                try:
+                    validate_entries(body)
+                except InvalidEntry as exc:
+                    if skip_invalid is None:
+                        raise
+                    skip_invalid(row, exc)
+                    continue
                 created = row.get("createdAt")
                 name = row.get("name")
                 new = {
@@ -263,7 +276,7 @@ class Sessions(Switching):
                     "createdAt": ms_or_now(created),
                     "pinned": bool(row.get("pinned", False)),
                 }
-                tx.kv_put(body_key(sid), body)
+                tx.kv_put(body_key(sid), body, checked=True)  # validated just above
                 batch.add(new, text_digest(body))
                 known.add(sid)
                 added.append(light(new))

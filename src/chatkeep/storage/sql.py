@@ -375,11 +375,13 @@ class Tx(HistoryRows, IndexRows):
         self.add_refs(owner, blobs)
         self.gc(old - set(blobs))
 
-    def kv_put(self, key: str, value: Any) -> None:
+    def kv_put(self, key: str, value: Any, *, checked: bool = False) -> None:
+        """Write ``value`` under ``key``; ``checked``: the caller has checked its limits (a
+        validated session body), so they are not walked again."""
         if key == SESSIONS_INDEX_KEY:
             self._put_index(value)
             return
-        text, blobs = codec.encode(value, codec.text_blobs_for(key))
+        text, blobs = codec.encode(value, codec.text_blobs_for(key), checked=checked)
         self._kv_write(key, text, blobs)
 
     def kv_delete(self, keys: Sequence[str]) -> None:
