@@ -30,6 +30,12 @@ block before); the first four distinct marks are kept, so the system prompt — 
 1,024 tokens a cache entry needs on its own — is the first to go. A turn that rewrites nothing reads the whole previous request from
 cache; a turn that rewrites reads everything before the rewrite.
 
+With the model's :class:`~chatkeep.rules.cache_rules.CacheRule` the limits are that family's
+own: its number of breakpoints, and its minimum prefix (a mark below it cannot make an entry, so
+it goes first). :func:`choose_ttl` picks the lifetime the marks ask for from the conversation's
+pace (Anthropic's 1-hour entries when the questions come more than 5 minutes apart); every mark
+of a request asks for the same one, so 1-hour entries never follow 5-minute ones.
+
 OpenAI caches prefixes automatically; :func:`prompt_cache_key` gives the stable routing key of
 a conversation (``ck-`` + 32 hex of the digest of the profile name and the active session id —
 never of any text), so every request of one conversation reaches the same cache machine.
