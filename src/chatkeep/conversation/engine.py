@@ -252,7 +252,7 @@ class Chat:
                 history = self.store.history.read()
             plan = plan_request(self.store, turn.card, turn.system, history, turn.user_entry)
             turn.dropped = plan.request.held_back  # images the per-request cap sent as labels
-            turn.hits_before = recent_hits(history)
+            turn.hits_before = recent_hits(history, turn.user_entry, turn.card.cache_rule)
             if turn.dropped:
                 notify(held_back_note(turn.dropped))
             if not turn.reuse:

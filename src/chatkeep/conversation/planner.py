@@ -124,6 +124,7 @@ def build_for_card(
         previous_response_id=previous_response_id,
         steps=steps,
         prompt_cache_key=prompt_cache_key,
+        cache_rule=card.cache_rule,
     )
 
 

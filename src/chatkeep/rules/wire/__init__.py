@@ -20,7 +20,8 @@ from typing import Any
 from ...entries import ROLES, Entry, validate_entry
 from ...errors import InvalidEntry, ProviderConfigError
 from ...limits import ENTRY_MAX_DEPTH, check_text, problem
-from ..cache import plan_cache
+from ..cache import choose_ttl, plan_cache
+from ..cache_rules import CacheRule
 from ..request_images import cap_request_images, count_image_parts, request_steps
 from .anthropic import build_anthropic
 from .base import (
@@ -132,6 +133,7 @@ def build_request(
     previous_response_id: str | None = None,
     steps: Sequence[HistoryStep] = HISTORY_STEPS,
     prompt_cache_key: str | None = None,
+    cache_rule: CacheRule | None = None,
 ) -> WireRequest:
     """The request for ``history`` + the new ``user_entry`` in the wire format of ``style``,
     after the history ``steps`` (default :data:`HISTORY_STEPS`: age stale attachments, prepare
@@ -145,7 +147,14 @@ def build_request(
     (:func:`~chatkeep.rules.cache.plan_cache` over the stored history: the plan knows what those
     steps rewrite next); other steps get one mark at the end. ``prompt_cache_key``
     (``chat``/``responses`` only; computed by the caller, see
-    :func:`chatkeep.rules.cache.prompt_cache_key`) is sent as the body's ``prompt_cache_key``."""
+    :func:`chatkeep.rules.cache.prompt_cache_key`) is sent as the body's ``prompt_cache_key``.
+
+    ``cache_rule`` (:func:`~chatkeep.rules.cache_rules.find_rule` of the card's model) bounds
+    the marks by the model's own limits: Anthropic marks ask for the lifetime the
+    conversation's pace pays for (:func:`~chatkeep.rules.cache.choose_ttl`); GPT-5.6 and later
+    get planned ``prompt_cache_breakpoint`` marks; where the rule allows it and the endpoint
+    takes OpenAI's fields (``prompt_cache_key`` is sent), ``prompt_cache_retention: "24h"``
+    keeps the conversation's cache through the pauses between turns at no extra price."""
     _check_inputs(style, history, user_entry, system_prompt, model, base_url)
     builder = BUILDERS.get(style)
     if builder is None:
@@ -171,8 +180,16 @@ def build_request(
     }
     if prompt_cache_key and style in ("chat", "responses"):
         kwargs["prompt_cache_key"] = prompt_cache_key
-    if style == "anthropic" and tuple(steps) == HISTORY_STEPS:
+        if cache_rule is not None and cache_rule.retention:
+            kwargs["prompt_cache_retention"] = "24h"
+    planned = tuple(steps) == HISTORY_STEPS and not previous_response_id
+    if style == "anthropic" and planned:
         kwargs["cache_plan"] = plan_cache(history, user_entry)
+        kwargs["cache_ttl"] = choose_ttl(history, cache_rule)
+    elif planned and cache_rule is not None and cache_rule.marks == "prompt_cache_breakpoint":
+        kwargs["cache_plan"] = plan_cache(history, user_entry)
+    if cache_rule is not None and "cache_plan" in kwargs:
+        kwargs["cache_rule"] = cache_rule
     if previous_response_id:
         # The server holds the transcript: only the unanswered trailing run is read, unaged.
         kwargs["previous_response_id"] = previous_response_id

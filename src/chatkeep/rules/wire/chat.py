@@ -12,7 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from ...entries import Entry
+from ..cache import CachePlan, Cut
+from ..cache_rules import CacheRule
 from .base import WireRequest, canonical_parts, join_base_url, no_answer
+from .breakpoints import breakpoint_cuts, with_breakpoint
 
 __all__ = ["DEFAULT_BASE_URL", "PATH", "build_chat"]
 
@@ -20,8 +23,17 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 PATH = "chat/completions"
 
 
-def chat_messages(history: list[Entry]) -> list[dict[str, Any]]:
-    return [{"role": e["role"], "content": canonical_parts(e)} for e in history if not no_answer(e)]
+def chat_messages(history: list[Entry], marks: set[Cut] | None = None) -> list[dict[str, Any]]:
+    """The messages; ``marks`` are the parts that carry an OpenAI cache breakpoint."""
+    out = []
+    for i, e in enumerate(history):
+        if no_answer(e):
+            continue
+        content = canonical_parts(e)
+        for cut in sorted(c for c in marks or () if c[0] == i):
+            content = with_breakpoint(content, cut[1])
+        out.append({"role": e["role"], "content": content})
+    return out
 
 
 def build_chat(
@@ -35,12 +47,18 @@ def build_chat(
     max_tokens: int | None = None,
     stream: bool = True,
     prompt_cache_key: str | None = None,
+    prompt_cache_retention: str | None = None,
+    cache_plan: CachePlan | None = None,
+    cache_rule: CacheRule | None = None,
 ) -> WireRequest:
-    """The request for a prepared history plus the new user entry."""
+    """The request for a prepared history plus the new user entry; under a ``cache_rule``
+    with explicit breakpoints (GPT-5.6 and later) ``cache_plan`` places them
+    (:mod:`.breakpoints`)."""
     messages: list[dict[str, Any]] = []
     if system_prompt:
         messages.append({"role": "system", "content": system_prompt})
-    messages.extend(chat_messages([*history, user_entry]))
+    whole = [*history, user_entry]
+    messages.extend(chat_messages(whole, breakpoint_cuts(whole, cache_plan, cache_rule, "chat")))
     # Fixed fields first, the growing conversation last: consecutive requests then share the
     # longest byte prefix (request accounting, §6.4).
     body: dict[str, Any] = {"model": model, "stream": stream}
@@ -52,5 +70,7 @@ def build_chat(
         body["max_tokens"] = max_tokens
     if prompt_cache_key:
         body["prompt_cache_key"] = prompt_cache_key
+    if prompt_cache_retention:
+        body["prompt_cache_retention"] = prompt_cache_retention
     body["messages"] = messages
     return WireRequest("chat", join_base_url(base_url or DEFAULT_BASE_URL, PATH), body)
