@@ -24,6 +24,7 @@ from .constants import (
     DEFAULTS,
     DRAWER_PAGE,
     GET_ALL_KEYS,
+    ORIGINAL_PREFIX,
     PAGE_CONTEXT_PREFIX,
     PANEL_OPTION_DEFAULTS,
 )
@@ -272,6 +273,7 @@ __all__ = [
     "MissingFile",
     "NotAFile",
     "NotFound",
+    "ORIGINAL_PREFIX",
     "PAGE_CONTEXT_PREFIX",
     "PANEL_OPTION_DEFAULTS",
     "ProviderConfigError",
