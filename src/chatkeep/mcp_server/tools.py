@@ -52,6 +52,19 @@ def _count(value: Any, name: str, *, low: int, high: int) -> int:
     return value
 
 
+def _clip(snippet: str) -> str:
+    """A snippet within :data:`SNIPPET_CHARS`, its ``<mark>`` spans still closed."""
+    if len(snippet) <= SNIPPET_CHARS:
+        return snippet
+    cut = snippet[:SNIPPET_CHARS]
+    tag = cut.rfind("<")
+    if tag >= 0 and ">" not in cut[tag:]:
+        cut = cut[:tag]  # no half tag
+    if cut.count("<mark>") > cut.count("</mark>"):
+        cut += "</mark>"
+    return cut + "…"
+
+
 class Tools:
     """The tools over ``store`` (one profile)."""
 
@@ -265,16 +278,12 @@ class Tools:
                 raise chatkeep.InvalidValue(
                     f"where names unknown place {place!r}", hint=f"use some of {list(PLACES)}"
                 )
-        hits = self.store.search(  # type: ignore[attr-defined]
-            query, limit=limit, offset=offset, where=places, mode=mode
-        )
+        hits = self.store.search(query, limit=limit, offset=offset, where=places, mode=mode)
         budget = Budget(CALL_CHARS - 400)
         shown = []
         for hit in hits:
             hit = dict(hit)
-            snippet = str(hit.get("snippet") or "")
-            if len(snippet) > SNIPPET_CHARS:
-                hit["snippet"] = snippet[:SNIPPET_CHARS] + "…"
+            hit["snippet"] = _clip(str(hit.get("snippet") or ""))
             if not budget.fits(hit):
                 break
             shown.append(hit)
