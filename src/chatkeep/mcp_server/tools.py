@@ -119,7 +119,7 @@ class Tools:
     def _page(
         self, about: dict[str, Any], total: int, start: int, entries: list[Any], images: bool
     ) -> Result:
-        budget = Budget(CALL_CHARS - 400)  # the page's own fields
+        budget = Budget(CALL_CHARS - 200 - len(dumps(about)))  # the page's own fields
         rows: list[dict[str, Any]] = []
         blocks = []
         next_index: int | None = None
