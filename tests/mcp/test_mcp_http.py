@@ -5,6 +5,7 @@ foreign Host or a web page's Origin is refused before any tool runs."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -13,6 +14,7 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
+from clirun import run
 from conftest import StoreSpec
 from support.mcp_client import READ_TOOLS, HttpLaunch, payload
 from support.mcp_store import fill
@@ -112,3 +114,11 @@ def test_foreign_host_and_web_origin_are_refused(launch: HttpLaunch) -> None:
     assert page.status_code == 403 and page.json()["error"]["type"] == "CrossOrigin"
     same = _post(launch, launch.endpoint, origin=launch.endpoint.rsplit("/", 1)[0], **token)
     assert same.status_code == 200 and '"name":"chatkeep"' in same.text  # its own origin: served
+
+
+def test_a_short_token_is_refused(sqlite_spec: StoreSpec) -> None:
+    """--token shorter than 16 characters is refused with a hint (exit 3); nothing is served."""
+    proc = run(Path(sqlite_spec.url), "mcp", "--http", "--port", "0", "--token", "short", ok=False)
+    assert proc.returncode == 3
+    assert "at least 16" in proc.stderr and "hint:" in proc.stderr
+    assert proc.stdout == ""
