@@ -5,7 +5,8 @@ constants) → rules and storage (siblings: neither imports the other) → engin
 attach, interop, providers) → facade (``chatkeep``, ``chatkeep.store``) → faces (cli, panel,
 integrations). Every import counts: module level, function-local and ``TYPE_CHECKING`` ones.
 Faces import only the facade (``chatkeep`` itself), their own package, and — for
-``chatkeep serve`` — the panel's server entry point.
+``chatkeep serve`` and ``chatkeep mcp`` — the panel's server entry point and the MCP server
+package; the MCP server stands behind the panel's guard (one rule for the token).
 """
 
 from __future__ import annotations
@@ -50,13 +51,22 @@ PLACES: dict[str, str] = {
     "chatkeep.cli": "faces",
     "chatkeep.panel": "faces",
     "chatkeep.integrations": "faces",
+    "chatkeep.mcp_server": "faces",
     # `python -m chatkeep`: the command line run as a module
     "chatkeep.__main__": "faces",
 }
-FACES = ("chatkeep.cli", "chatkeep.panel", "chatkeep.integrations", "chatkeep.__main__")
+FACES = (
+    "chatkeep.cli",
+    "chatkeep.panel",
+    "chatkeep.integrations",
+    "chatkeep.mcp_server",
+    "chatkeep.__main__",
+)
 #: Face → non-facade modules it may import besides its own package.
 FACE_ENTRY_POINTS = {
-    "chatkeep.cli": {"chatkeep.panel.server"},
+    "chatkeep.cli": {"chatkeep.panel.server", "chatkeep.mcp_server"},
+    # `chatkeep mcp --http` stands behind the panel's guard: one rule for the token
+    "chatkeep.mcp_server": {"chatkeep.panel.security"},
     "chatkeep.__main__": {"chatkeep.cli.main"},
 }
 HEAVY = {
@@ -78,6 +88,8 @@ HEAVY = {
     "lxml",
     "agents",
     "langchain_core",
+    "mcp",
+    "mcp_types",
 }
 
 

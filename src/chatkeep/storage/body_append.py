@@ -53,6 +53,7 @@ def extend_body(tx: Tx, session_id: str, entries: list[dict[str, Any]]) -> bool 
         (codec.dumps([*body, *added]), tx.profile, key),
     )
     tx.add_refs("k:" + key, blobs)
+    tx.search_body_extended(session_id, len(body), added, blobs)
     if len(old) < TEXT_DIGEST_CAP:
         more = "\n".join(entry_text(e) for e in entries).lower().replace("\x00", "")
         tx.digest_put(session_id, (old + ("\n" if body else "") + more)[:TEXT_DIGEST_CAP])

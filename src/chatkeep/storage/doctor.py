@@ -266,6 +266,7 @@ def _repair(tx: Tx, problems: list[dict[str, Any]], facts: dict[str, Any]) -> li
             tx.hist_delete([int(owner[2:])])
         else:
             tx.run("DELETE FROM ck_archive WHERE profile=? AND seq=?", (int(owner[2:]),))
+            tx.search_drop("a", "", [int(owner[2:])])
             tx.gc(tx.drop_refs([owner]))
         by_where[(kind, owner)]["repaired"] = True
     for owner, hashes in facts["missing_refs"].items():
@@ -322,6 +323,8 @@ def _repair(tx: Tx, problems: list[dict[str, Any]], facts: dict[str, Any]) -> li
     if tx.hist_state() != real:
         tx.hist_set_state(*real)
     tx.archive_recount()  # quarantined archive rows left it, or its kept count was off
+    if problems:  # the message-search rows made again from what is left
+        tx.search_reindex()
     for p in problems:
         if p["kind"] == "history-state":
             p["repaired"] = True

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..errors import ChatkeepError, StoreError
 from .backend import Backend
+from .search_schema import BACKFILL, PG_ROWS, PG_TRGM, pg_trigram_statement, search_ready
 from .sql import Migration
 
 
@@ -148,13 +149,21 @@ class PostgresBackend(Backend):
         self._conn = self._connect()
         self.migrate()
         self.find_newer_schema()
+        with self.transaction("", write=False):
+            search_ready(self)
 
     def migrations(self) -> tuple[Migration, ...]:
-        return (*super().migrations(), TRIGRAMS, DIGEST_LZ4, PROFILE_TRIGRAMS)
+        return (
+            *super().migrations(),
+            *(TRIGRAMS, DIGEST_LZ4, PROFILE_TRIGRAMS, PG_ROWS, PG_TRGM, BACKFILL),
+        )
 
     def rebuilt_by(self, migration: Migration) -> tuple[str, ...]:
         """The profile-keyed trigram indexes of migration 0012, where the server has the
         extensions they need (without them the migration made none)."""
+        if migration.name == PG_TRGM.name:
+            stmt = pg_trigram_statement(self)
+            return () if stmt is None else (stmt,)
         if migration.name != PROFILE_TRIGRAMS.name:
             return ()
         have = self.query(

@@ -39,6 +39,7 @@ from . import codec, history_rows, index_rows
 from .codec import Blob
 from .history_rows import HistoryRows
 from .index_rows import ROWS_MARK, IndexRows, row_columns
+from .search_index import SearchRows
 
 
 class Migration:
@@ -135,7 +136,7 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-class Tx(HistoryRows, IndexRows):
+class Tx(HistoryRows, IndexRows, SearchRows):
     """One backend transaction for one profile. Created only by a backend."""
 
     chunks = staticmethod(_chunks)
@@ -374,6 +375,7 @@ class Tx(HistoryRows, IndexRows):
         old = self.drop_refs([owner])
         self.add_refs(owner, blobs)
         self.gc(old - set(blobs))
+        self.search_key_written(key, text, blobs)
 
     def kv_put(self, key: str, value: Any, *, checked: bool = False) -> None:
         """Write ``value`` under ``key``; ``checked``: the caller has checked its limits (a
@@ -393,6 +395,7 @@ class Tx(HistoryRows, IndexRows):
                 f"DELETE FROM ck_kv WHERE profile=? AND key IN ({self.marks(len(chunk))})", chunk
             )
         self.gc(self.drop_refs(["k:" + k for k in keys]))
+        self.search_keys_deleted(keys)
         if SESSIONS_INDEX_KEY in keys:
             self.index_drop_rows()
             self.digest_delete(self.digest_ids())
@@ -422,6 +425,7 @@ class Tx(HistoryRows, IndexRows):
             self._b.digest_table,
         ):
             self.run(f"DELETE FROM {table} WHERE profile=?")
+        self.search_wipe()
 
     def sizes(self) -> dict[str, int]:
         def one(sql: str) -> int:
