@@ -23,7 +23,7 @@ import tempfile
 import time
 from typing import Any
 
-from bench import cache_economy, compare, interop, scale
+from bench import cache_economy, compare, imports, interop, scale
 
 STORAGE = ("chatkeep", "openai-agents", "langgraph", "json-blob")
 REQUEST = {
@@ -302,6 +302,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--conversations", type=int, default=10_000, help="conversations in the import figure"
     )
     ap.add_argument(
+        "--import-messages",
+        type=int,
+        nargs="+",
+        default=[10_000, 100_000],
+        help="messages in the per-format import figures (default 10,000 and 100,000)",
+    )
+    ap.add_argument(
         "--scale",
         choices=("full", "quick", "off"),
         default="full",
@@ -322,6 +329,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         st = compare.storage(root, args.rounds, args.save_rounds, args.sessions, log)
     log(f"interop: importing {args.conversations:,} ChatGPT conversations; Agents sessions")
     io = interop.run(args.conversations)
+    log(f"imports: every format at {', '.join(f'{n:,}' for n in args.import_messages)} messages")
+    per_format = imports.run(args.import_messages, list(imports.SAMPLES))
     print_turns(rq)
     cache_economy.print_table(cache)
     print(
@@ -340,6 +349,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     print("\nImport and integrations (side by side in this run)")
     interop.print_rows(io["rows"])
+    print("\nImport of every format, from its producer's sample (side by side in this run)")
+    imports.print_rows(per_format["rows"])
     sc = None
     if args.scale != "off":
         sc = scale.run((1, 10) if args.scale == "quick" else (1, 100), args.rounds, log)
@@ -351,6 +362,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "scale": sc,
         "cacheEconomy": {k: v["ratios"] for k, v in cache.items()},
         "interop": {"import": io["import"], "agents": io["agents"]},
+        "imports": per_format["results"],
     }
     if args.json:
         with open(args.json, "w") as fh:
