@@ -15,9 +15,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from clirun import run
-from conftest import StoreSpec
 from support.mcp_client import READ_TOOLS, HttpLaunch, payload
 from support.mcp_store import fill
+from support.stores import StoreSpec
 
 INIT = {
     "jsonrpc": "2.0",

@@ -9,9 +9,9 @@ import anyio
 from mcp import Client
 
 import chatkeep
-from conftest import StoreSpec
 from support.mcp_client import READ_TOOLS, error_text, payload, stdio_server
 from support.mcp_store import Filled, fill
+from support.stores import StoreSpec
 
 
 def calls(filled: Filled) -> list[tuple[str, dict[str, Any]]]:

@@ -13,9 +13,9 @@ from mcp import Client
 from PIL import Image
 
 import chatkeep
-from conftest import StoreSpec
 from support.mcp_client import READ_TOOLS, error_text, image_blocks, payload, stdio_server
 from support.mcp_store import Filled, fill
+from support.stores import StoreSpec
 
 CALL_CHARS = 24_000
 
