@@ -228,6 +228,38 @@ def drawer_growth(url: str, rounds: int, log: Callable[[str], None]) -> dict[str
     return out
 
 
+RETRIEVAL = os.path.join(
+    os.path.dirname(__file__), "..", "tests", "fixtures", "search", "retrieval.json"
+)
+
+
+def recall_at(k: int = 5, path: str = RETRIEVAL) -> dict[str, dict[str, float]]:
+    """Recall@k of text, semantic and hybrid search on the labelled set: for each group of
+    queries ('meaning': no word shared with the answer; 'words': an exact word needed), the
+    share of queries whose answer is among the first ``k`` hits. Semantic and hybrid need
+    ``chatkeep[semantic]``."""
+    with open(path) as fh:
+        data = json.load(fh)
+    out: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory() as root, chatkeep.open(os.path.join(root, "r.db")) as store:
+        ids = list(data["docs"])
+        store.sessions.add_many(
+            [({"id": "retrieval", "name": "retrieval"}, [
+                {"role": "user", "content": data["docs"][i]} for i in ids
+            ])]
+        )  # fmt: skip
+        for mode in ("text", "semantic", "hybrid"):
+            out[mode] = {}
+            for group in ("meaning", "words", "all"):
+                pairs = data["meaning"] + data["words"] if group == "all" else data[group]
+                found = 0
+                for query, answer in pairs:
+                    hits = store.search(query, mode=mode, limit=k)
+                    found += any(ids[h["index"]] == answer for h in hits)
+                out[mode][group] = found / len(pairs)
+    return out
+
+
 def _ms(s: float) -> str:
     return f"{s * 1e3:.2f} ms"
 
@@ -298,6 +330,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = ap.parse_args(argv)
     res = run(args.entries, args.sessions, args.rounds, args.others)
     report(res)
+    res["recall@5"] = recall_at(5)
+    print("recall@5 on tests/fixtures/search/retrieval.json (meaning / words / all):")
+    for mode, r in res["recall@5"].items():
+        print(f"  {mode:<8} {r['meaning']:.2f} / {r['words']:.2f} / {r['all']:.2f}")
     if args.json_path:
         with open(args.json_path, "w") as fh:
             json.dump(res, fh, indent=1, default=str)
