@@ -10,7 +10,7 @@ from typing import Any
 import chatkeep
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from bench.search import recall_at  # noqa: E402
+from bench.search import recall_at
 
 
 def test_found_by_meaning_with_no_shared_word(store: chatkeep.Store) -> None:
