@@ -8,10 +8,12 @@ chatkeep. Timings are reported, never asserted. ``--json PATH`` also writes ever
 
 Then the scale table of :mod:`bench.scale`: every everyday operation at 1× and 100× store size
 (100,000 archived entries, 10,000 sessions) on SQLite and — when ``CHATKEEP_BENCH_PG`` names a
-database — PostgreSQL, with the growth ratios (``--scale quick``: 1× and 10×; ``off``: skipped).
+database — PostgreSQL, with the growth ratios (``--scale quick``: 1× and 10×; ``off``: skipped). Then message search
+(:mod:`bench.search`; ``--search full`` at 1,000,000 entries, ``quick`` — the default — at
+20,000, ``off``).
 
 Run: ``python -m bench [--rounds N] [--save-rounds N] [--sessions N] [--seed N]
-[--scale full|quick|off] [--json PATH]``.
+[--scale full|quick|off] [--search full|quick|off] [--json PATH]``.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import time
 from typing import Any
 
 from bench import cache_economy, compare, imports, interop, scale
+from bench import search as search_bench
 
 STORAGE = ("chatkeep", "openai-agents", "langgraph", "json-blob")
 REQUEST = {
@@ -314,6 +317,12 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         default="full",
         help="scale table: 1× and 100× (full), 1× and 10× (quick), or none",
     )
+    ap.add_argument(
+        "--search",
+        choices=("full", "quick", "off"),
+        default="quick",
+        help="message search (bench/search.py): 1,000,000 entries (full), 20,000 (quick), none",
+    )
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
@@ -355,8 +364,17 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.scale != "off":
         sc = scale.run((1, 10) if args.scale == "quick" else (1, 100), args.rounds, log)
         scale.print_report(sc)
+    se = None
+    if args.search != "off":
+        full = args.search == "full"
+        log("message search: " + ("1,000,000 entries" if full else "20,000 entries"))
+        se = search_bench.run(
+            1_000_000 if full else 20_000, 100_000 if full else 2_000, 5, 200, log
+        )
+        search_bench.report(se)
     log("done")
     result = {
+        "search": se,
         "storage": st,
         "requests": {"totals": rq["totals"], "trimError": rq["trimError"]},
         "scale": sc,

@@ -93,6 +93,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "request_cmd",
         "Show what the next request would send, and what it saves.",
     ),
+    "search": (
+        "search_cmd",
+        "search_cmd",
+        "Find messages by words or meaning, everywhere: live, archive, saved and evicted sessions.",
+    ),
     "serve": (
         "serve_cmd",
         "serve_cmd",

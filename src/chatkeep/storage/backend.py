@@ -42,6 +42,7 @@ class Backend(ABC):
     #: whether SQLite's trigram index answers them (0015): :mod:`.search_schema`.
     search_rows = False
     search_fts = False
+    search_vectors = False
 
     #: The live history's row count and texts, ordered by position, joined with "," in one
     #: value (the ordered subquery gives the order; SQLite does not flatten it).

@@ -13,7 +13,14 @@ from typing import Any
 
 from ..errors import ChatkeepError, StoreError
 from .backend import Backend
-from .search_schema import BACKFILL, PG_ROWS, PG_TRGM, pg_trigram_statement, search_ready
+from .search_schema import (
+    BACKFILL,
+    PG_ROWS,
+    PG_TRGM,
+    PG_VECTORS,
+    pg_trigram_statement,
+    search_ready,
+)
 from .sql import Migration
 
 
@@ -155,7 +162,7 @@ class PostgresBackend(Backend):
     def migrations(self) -> tuple[Migration, ...]:
         return (
             *super().migrations(),
-            *(TRIGRAMS, DIGEST_LZ4, PROFILE_TRIGRAMS, PG_ROWS, PG_TRGM, BACKFILL),
+            *(TRIGRAMS, DIGEST_LZ4, PROFILE_TRIGRAMS, PG_ROWS, PG_TRGM, BACKFILL, PG_VECTORS),
         )
 
     def rebuilt_by(self, migration: Migration) -> tuple[str, ...]:

@@ -103,6 +103,8 @@ def search(
     semantic = None
     if mode != "text":
         semantic = _semantic(backend, mode)
+        if semantic is not None:
+            semantic.catch_up(profile)  # the rows written since the last search get vectors
     with backend.transaction(profile, write=False) as tx:
         ranked: list[tuple[Candidate, float]] = []
         if mode != "semantic" or semantic is None:

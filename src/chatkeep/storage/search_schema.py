@@ -32,7 +32,10 @@ _AT = "CREATE INDEX IF NOT EXISTS ck_search_at ON ck_search (profile, place, own
 
 SQLITE_ROWS = Migration(
     "0014_search_rows",
-    (f"CREATE TABLE IF NOT EXISTS ck_search (rid INTEGER PRIMARY KEY,{_COLUMNS}", _AT),
+    (
+        f"CREATE TABLE IF NOT EXISTS ck_search (rid INTEGER PRIMARY KEY AUTOINCREMENT,{_COLUMNS}",
+        _AT,
+    ),
     dialects=("sqlite",),
 )
 PG_ROWS = Migration(
@@ -123,8 +126,32 @@ def reindex_all(backend: Any) -> None:
 
 BACKFILL = Migration("0016_search_backfill", run=_backfill)
 
+#: Migration 0017: the semantic vectors of index rows (:mod:`.search_vectors`); a row's
+#: vector goes with the row (a trigger on SQLite, a cascade on PostgreSQL).
+SQLITE_VECTORS = Migration(
+    "0017_search_vectors",
+    (
+        "CREATE TABLE IF NOT EXISTS ck_search_vec (rid INTEGER PRIMARY KEY,"
+        " profile TEXT NOT NULL, vec BLOB NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS ck_search_vec_profile ON ck_search_vec (profile, rid)",
+        "CREATE TRIGGER IF NOT EXISTS ck_search_vec_ad AFTER DELETE ON ck_search BEGIN"
+        " DELETE FROM ck_search_vec WHERE rid = old.rid; END",
+    ),
+    dialects=("sqlite",),
+)
+PG_VECTORS = Migration(
+    "0017_search_vectors",
+    (
+        "CREATE TABLE IF NOT EXISTS ck_search_vec (rid BIGINT PRIMARY KEY"
+        " REFERENCES ck_search (rid) ON DELETE CASCADE, profile TEXT NOT NULL,"
+        " vec BYTEA NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS ck_search_vec_profile ON ck_search_vec (profile, rid)",
+    ),
+    dialects=("postgresql",),
+)
+
 #: Migrations a read-only store may lack (its searches then say so).
-OPTIONAL = {SQLITE_ROWS.name, SQLITE_TRGM.name, BACKFILL.name}
+OPTIONAL = {SQLITE_ROWS.name, SQLITE_TRGM.name, BACKFILL.name, SQLITE_VECTORS.name}
 
 
 def search_ready(backend: Any) -> None:
@@ -134,11 +161,12 @@ def search_ready(backend: Any) -> None:
         names = {
             r[0]
             for r in backend.query(
-                "SELECT name FROM ck_migrations WHERE name IN (?, ?, ?)",
-                (SQLITE_ROWS.name, BACKFILL.name, SQLITE_TRGM.name),
+                "SELECT name FROM ck_migrations WHERE name IN (?, ?, ?, ?)",
+                (SQLITE_ROWS.name, BACKFILL.name, SQLITE_TRGM.name, SQLITE_VECTORS.name),
             )
         }
     except Exception:  # a damaged bookkeeping table (the doctor says so): no search rows
         names = set()
     backend.search_rows = {SQLITE_ROWS.name, BACKFILL.name} <= names
     backend.search_fts = SQLITE_TRGM.name in names and backend.dialect == "sqlite"
+    backend.search_vectors = backend.search_rows and SQLITE_VECTORS.name in names

@@ -13,7 +13,7 @@ from urllib.parse import quote
 from ..errors import ChatkeepError, StoreError
 from .backend import Backend
 from .search_schema import BACKFILL as SEARCH_BACKFILL
-from .search_schema import FTS_STATEMENTS, SQLITE_ROWS, SQLITE_TRGM, search_ready
+from .search_schema import FTS_STATEMENTS, SQLITE_ROWS, SQLITE_TRGM, SQLITE_VECTORS, search_ready
 from .search_schema import OPTIONAL as SEARCH_OPTIONAL
 from .sql import Migration
 from .sqlite_order import (
@@ -276,7 +276,7 @@ class SQLiteBackend(Backend):
         return (
             *super().migrations(),
             *(SESSION_FTS, SESSION_TEXT, SESSION_NAMES, SESSION_ORDER),
-            *(SQLITE_ROWS, SQLITE_TRGM, SEARCH_BACKFILL),
+            *(SQLITE_ROWS, SQLITE_TRGM, SEARCH_BACKFILL, SQLITE_VECTORS),
         )
 
     def rebuilt_by(self, migration: Migration) -> tuple[str, ...]:
