@@ -5,6 +5,7 @@ import { el, readJson, showError, TOKEN, api } from "./api.js";
 import { restoreDraft, setShortcut, setupComposer } from "./composer.js";
 import { TAIL, renderHistory, setSession, setSettings, setupScrolling } from "./conversation.js";
 import { newSession, setupDrawer } from "./drawer.js";
+import { setupMessageSearch } from "./search.js";
 import { applyPanelOptions, renderModelPicker, setupSettings } from "./settings.js";
 
 // The first load started in <head> (first-load.js), before the modules arrived; it brings the
@@ -39,6 +40,7 @@ async function boot() {
   setupScrolling();
   setupComposer();
   setupDrawer();
+  setupMessageSearch();
   setupSettings(apply);
   document.getElementById("new-session").addEventListener("click", newSession);
   if (!TOKEN) {
