@@ -218,8 +218,8 @@ def test_the_drawer_with_hits_is_axe_clean_at_360_px(
     make_page,
     live_server,
     pstore,
-    axe_source,
-    theme,  # noqa: F811  (the imported fixture)
+    axe_source,  # noqa: F811  (the imported fixture)
+    theme,
 ):
     pstore.local.set({"maxHistoryEntries": 4, "maxSessions": 1})
     long_word = WORD * 6
