@@ -225,12 +225,12 @@ def test_the_drawer_with_hits_is_axe_clean_at_360_px(
     long_word = WORD * 6
     pstore.history.append(user(f"a very long word {long_word} in the first"))
     pstore.sessions.save("A session with a rather long name that must wrap somewhere")
-    for i in range(6):
+    for i in range(12):
         pstore.history.append(user(f"line {i} {WORD}"))
     page = make_page(width=360, theme=theme, height=700)
     open_panel(page, live_server)
     _search(page, WORD)
-    page.wait_for_function("() => document.querySelectorAll('.message-hit').length >= 5")
+    page.wait_for_function("() => document.querySelectorAll('.message-hit').length >= 10")
     assert _audit(page, axe_source) == []
     wide = page.evaluate(
         """() => [...document.querySelectorAll('#drawer .message-hit, #drawer .hit-open')]
@@ -239,3 +239,17 @@ def test_the_drawer_with_hits_is_axe_clean_at_360_px(
     )
     assert wide == []
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 360
+    # ten at a time: "Show more messages" brings the rest and moves the focus to the first of them
+    assert page.locator(".message-hit").count() == 10
+    page.click("#message-more")
+    total = len(pstore.search(WORD, mode="text", limit=50))
+    assert total > 10
+    page.wait_for_function(f"() => document.querySelectorAll('.message-hit').length === {total}")
+    assert page.locator("#message-more").is_hidden()
+    assert (
+        page.evaluate(
+            "() => [...document.querySelectorAll('.hit-open')].indexOf(document.activeElement)"
+        )
+        == 10
+    )
+    assert f"{total} messages found" in page.locator("#message-status").text_content()
