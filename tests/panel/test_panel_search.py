@@ -253,3 +253,18 @@ def test_the_drawer_with_hits_is_axe_clean_at_360_px(
         == 10
     )
     assert f"{total} messages found" in page.locator("#message-status").text_content()
+
+
+def test_a_hit_the_live_window_archives_on_load_opens_read_only(page, live_server, pstore):
+    """A 200-entry session loads its last 60 entries live (the default window): a hit at entry
+    20 loads the session, then shows that entry read-only (it is in the archive now)."""
+    pstore.local.set({"maxHistoryEntries": 5000})
+    _long_session(pstore, at=20)
+    pstore.local.set({"maxHistoryEntries": 60})
+    open_panel(page, live_server)
+    _search(page, WORD)
+    page.click(".message-hit .hit-open")
+    page.wait_for_selector("#search-entry[open] .bubble.user")
+    assert page.locator("#session-name").inner_text() == "Long trip"
+    assert WORD in page.locator("#search-entry .bubble.user").inner_text()
+    assert "Long trip" in page.locator("#search-entry .search-entry-where").inner_text()
