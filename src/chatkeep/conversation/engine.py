@@ -72,6 +72,7 @@ from ..providers import (
     truncation_warning,
 )
 from ..rules.accounting import request_stats
+from ..rules.cache import PACE_KEY, remember_question
 from ..rules.cache_hits import hit_drop_notice, recent_hits
 from ..rules.context import stub_oversized_attachments
 from ..rules.request_images import held_back_note
@@ -250,14 +251,17 @@ class Chat:
                 self._replace(turn)
             if not turn.reuse:
                 history = self.store.history.read()
+            if not turn.reuse:  # stamped first: the time of the send is part of the pace
+                turn.user_entry = {**turn.user_entry, "createdAt": now_ms()}
             plan = plan_request(self.store, turn.card, turn.system, history, turn.user_entry)
             turn.dropped = plan.request.held_back  # images the per-request cap sent as labels
             turn.hits_before = recent_hits(history, turn.user_entry, turn.card.cache_rule)
             if turn.dropped:
                 notify(held_back_note(turn.dropped))
             if not turn.reuse:
-                turn.user_entry = {**turn.user_entry, "createdAt": now_ms()}
                 self.store.history.append(turn.user_entry)
+                at = turn.user_entry["createdAt"]
+                self.store.local.modify(PACE_KEY, lambda t: remember_question(t, at), [])
             appended = True
             try:
                 outcome = self._call(turn, plan, cancel, (on_delta, on_reasoning), notify)
