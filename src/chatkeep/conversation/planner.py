@@ -111,6 +111,7 @@ def build_for_card(
     steps: Sequence[HistoryStep] = HISTORY_STEPS,
     prompt_cache_key: str | None = None,
     pace: Sequence[int] = (),
+    one_off: bool = False,
 ) -> WireRequest:
     """The wire request of ``card``'s style: the one card → builder keyword mapping."""
     return build_request(
@@ -128,6 +129,7 @@ def build_for_card(
         prompt_cache_key=prompt_cache_key,
         cache_rule=card.cache_rule,
         pace=pace,
+        one_off=one_off,
     )
 
 
@@ -189,9 +191,11 @@ def plan_request(
     *,
     steps: Sequence[HistoryStep] = HISTORY_STEPS,
     chain: bool = True,
+    one_off: bool = False,
 ) -> RequestPlan:
     """Plan the request for ``history`` + ``user_entry`` (``chain=False``: never continue a
-    server transcript, e.g. for the overflow rescue, which must resend everything)."""
+    server transcript, e.g. for the overflow rescue, which must resend everything;
+    ``one_off``: no later request repeats ``user_entry``, a summary call)."""
     if not isinstance(card, Card):
         raise InvalidValue("plan_request takes a resolved provider Card (chatkeep.providers)")
     if not isinstance(system, str):
@@ -214,6 +218,7 @@ def plan_request(
         steps=steps,
         prompt_cache_key=cache_key,
         pace=[t for t in pace if isinstance(t, int)] if isinstance(pace, list) else (),
+        one_off=one_off,
     )
     return RequestPlan(
         request=request,

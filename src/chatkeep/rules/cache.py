@@ -95,6 +95,9 @@ class CachePlan:
     keep: Cut | None = None
     read: Cut | None = None
     maybe: Cut | None = None
+    #: a one-off request (a summary call) whose new turn no later request repeats: the end
+    #: mark sits on the last block before this cut instead of on the last block
+    end: Cut | None = None
 
 
 @dataclass(frozen=True)
@@ -209,7 +212,9 @@ def place_breakpoints(
     entry can exist there) is the first to go when there are more marks than the rule allows.
     Under OpenAI's breakpoints (``rule.marks == "prompt_cache_breakpoint"``) the provider's
     implicit breakpoint covers the end and no look-back needs a mark where the previous
-    request wrote, so only the planned rewrites are marked.
+    request wrote, so only the planned rewrites are marked. A one-off request
+    (``plan.end``) marks the end of what later requests repeat instead of its own end, under
+    either kind of mark.
     """
 
     def usable(pos: int) -> int:
@@ -220,7 +225,8 @@ def place_breakpoints(
     limit = rule.breakpoints if rule is not None else MAX_BREAKPOINTS
     openai = rule is not None and rule.marks == "prompt_cache_breakpoint"
     # in order of usefulness (module docstring); -1 stands for the system prompt
-    wanted: list[int] = [] if openai else [usable(len(cuts) - 1)]
+    last = usable(len(cuts) - 1 if plan.end is None else _before(cuts, plan.end))
+    wanted: list[int] = [last] if not openai or plan.end is not None else []
     for cut in (plan.keep, plan.maybe) if openai else (plan.keep, plan.read, plan.maybe):
         if cut is not None:
             wanted.append(usable(_before(cuts, cut)))

@@ -135,6 +135,7 @@ def build_request(
     prompt_cache_key: str | None = None,
     cache_rule: CacheRule | None = None,
     pace: Sequence[int] = (),
+    one_off: bool = False,
 ) -> WireRequest:
     """The request for ``history`` + the new ``user_entry`` in the wire format of ``style``,
     after the history ``steps`` (default :data:`HISTORY_STEPS`: age stale attachments, prepare
@@ -160,7 +161,9 @@ def build_request(
     OpenRouter, which passes the marks on) carry the same planned marks as Anthropic requests,
     on text parts. ``pace`` is the profile's earlier question times (epoch ms,
     :data:`~chatkeep.rules.cache.PACE_KEY`): with the conversation's own and ``user_entry``'s
-    ``createdAt`` they choose the lifetime the marks ask for."""
+    ``createdAt`` they choose the lifetime the marks ask for. ``one_off``: no later request
+    repeats ``user_entry`` (a summary call after the conversation), so the planned marks end
+    with the history and never write the new turn into the cache."""
     _check_inputs(style, history, user_entry, system_prompt, model, base_url)
     builder = BUILDERS.get(style)
     if builder is None:
@@ -196,6 +199,11 @@ def build_request(
         kwargs["cache_ttl"] = choose_ttl(history, cache_rule, user_entry, pace)
     elif planned and cache_rule is not None and cache_rule.marks == "prompt_cache_breakpoint":
         kwargs["cache_plan"] = plan_cache(history, user_entry)
+    if one_off and "cache_plan" in kwargs:
+        end = (len(history), 0)
+        keep = kwargs["cache_plan"].keep
+        keep = end if keep is None else min(keep, end)
+        kwargs["cache_plan"] = replace(kwargs["cache_plan"], keep=keep, end=end)
     if cache_rule is not None and "cache_plan" in kwargs:
         kwargs["cache_rule"] = cache_rule
     if previous_response_id:
