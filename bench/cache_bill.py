@@ -1,14 +1,18 @@
 """The bill under each provider's caching rules, per model family (rules.cache_rules).
 
-Five deterministic workloads are replayed the way the store holds them (pending attachments
-appended, the request built with the model's caching rules, user entry stamped ``createdAt``
-and reply appended, images stamped seen after the turn):
+Six deterministic workloads are replayed the way the store holds them (pending attachments
+appended, the user entry stamped ``createdAt``, the request built with the model's caching
+rules and the profile's pace record, the reply appended, images stamped seen after the turn,
+the question's time added to the pace record):
 
 * ``figures`` — the figure-heavy conversation of :mod:`bench.request_economy` (a turn a minute);
 * ``text+attach`` — 60 text turns, a 30,000–60,000-char page every ten turns;
 * ``screenshots`` — 30 turns, a 1280×800 screenshot in every question;
 * ``slow`` — 24 turns 6 to 14 minutes apart (a page attachment every eight), longer than a
-  five-minute cache lives;
+  five-minute cache lives, by a user whose earlier questions (the profile's pace record, which
+  the engine keeps) came at the same pace;
+* ``slow-first`` — the same conversation in a profile with no earlier questions: the first
+  turn cannot know the pace;
 * ``min-4096`` — 30 short text turns with a 6,000-char page every ten, on models whose cache
   starts at 4,096 tokens (Claude Haiku 4.5, Gemini 3).
 
