@@ -24,6 +24,13 @@ def _blocks(message) -> list:
     return [{"type": "text", "text": content}] if isinstance(content, str) else content
 
 
+def _texts(body) -> str:
+    """Every text the request carries (system and messages), joined."""
+    system = body.get("system") or []
+    blocks = [*system, *(b for m in body["messages"] for b in _blocks(m))]
+    return "\n".join(b.get("text", "") for b in blocks)
+
+
 def _bare(block):
     return {k: v for k, v in block.items() if k != "cache_control"}
 
@@ -103,7 +110,7 @@ def test_bare_calls_when_the_prefix_would_not_pay(sqlite_store, provider_server,
     for body in calls:
         blocks = [b for m in body["messages"] for b in _blocks(m)]
         assert len(body["messages"]) == 1 + (body["messages"][0]["role"] == "system")
-        assert QUESTION not in str(body) and CONTEXT_NOTE not in str(body)
+        assert QUESTION not in _texts(body) and CONTEXT_NOTE not in _texts(body)
         assert not any("cache_control" in b for b in blocks)
 
 
@@ -122,3 +129,17 @@ def test_a_rescued_turn_keeps_the_usage_of_its_retry(sqlite_store, provider_serv
     want = {"input": 3000, "cachedRead": 1200, "cacheWrite": 300, "output": 1}
     assert reply.usage == want
     assert store.history.read()[-1]["usage"] == want
+
+
+def test_a_call_whose_conversation_overflows_is_made_again_bare(sqlite_store, provider_server):
+    """The conversation plus the task is too long for the model: the call is sent again
+    without the conversation, the summary lands, and only the paid call is counted."""
+    store = sqlite_store
+    page = _conversation(store, provider_server, "anthropic")
+    provider_server.queue(overflow("anthropic"), Text("condensed"))
+    assert summarize_attachment(store, page["attachId"], chunk_chars=40_000)
+    reused, bare = (r.body for r in provider_server.requests[1:])
+    assert CONTEXT_NOTE in _texts(reused) and QUESTION in _texts(reused)
+    assert CONTEXT_NOTE not in _texts(bare) and QUESTION not in _texts(bare)
+    assert len(store.local.get("summaryUsage")[-1]["calls"]) == 1
+    assert "condensed" in str(store.history.read()[-1]["content"])

@@ -7,6 +7,7 @@ import pytest
 from rules_helpers import assistant, attachment, png_url, user
 
 from chatkeep.rules.cache import choose_ttl, remember_question
+from chatkeep.rules.cache_hits import recent_hits
 from chatkeep.rules.cache_rules import find_rule
 from chatkeep.rules.images import stamp_images_seen
 from chatkeep.rules.wire import build_request
@@ -145,3 +146,15 @@ def test_no_cache_control_where_it_is_not_passed_on(base, model):
     for body in _bodies(base, model):
         assert not any(m for _, _, m in _parts(body))
         assert all(isinstance(m["content"], str) for m in body["messages"][:1])
+
+
+def test_the_hit_notice_knows_the_lifetime_the_pace_gave():
+    """A first turn that asked for the hour from the profile's record: a pause of 20 minutes
+    after it is within the cache's life, so the drop notice does not blame the pause."""
+    usage = {"input": 5000, "cachedRead": 4000, "cacheWrite": 0, "output": 10}
+    reply = {**assistant("a"), "usage": usage, "createdAt": T0 + MINUTE}
+    history = [_q("one", T0), reply]
+    earlier = [T0 - 24 * 60 * MINUTE + k * 10 * MINUTE for k in range(5)]
+    nxt = _q("two", T0 + 21 * MINUTE)
+    assert recent_hits(history, nxt, CLAUDE, earlier)["lifeMs"] == 3600 * 1000
+    assert recent_hits(history, nxt, CLAUDE)["lifeMs"] == 300 * 1000

@@ -255,7 +255,9 @@ class Chat:
                 turn.user_entry = {**turn.user_entry, "createdAt": now_ms()}
             plan = plan_request(self.store, turn.card, turn.system, history, turn.user_entry)
             turn.dropped = plan.request.held_back  # images the per-request cap sent as labels
-            turn.hits_before = recent_hits(history, turn.user_entry, turn.card.cache_rule)
+            pace = self.store.local.get(PACE_KEY)
+            earlier = [t for t in pace if isinstance(t, int)] if isinstance(pace, list) else []
+            turn.hits_before = recent_hits(history, turn.user_entry, turn.card.cache_rule, earlier)
             if turn.dropped:
                 notify(held_back_note(turn.dropped))
             if not turn.reuse:

@@ -49,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..constants import DEFAULT_SUMMARIZE_THRESHOLD
 from ..entries import Entry, is_attachment, is_image_part, is_text_part, text_length
+from ..errors import ContextOverflow
 from ..providers import Card, complete, resolve_provider
 from ..rules.images import interleave_image_parts
 from .chunking import DEFAULT_CHUNK_CHARS, chunk_text
@@ -176,14 +177,23 @@ def _find(entries: list[Entry], attach_id: str) -> int:
 
 def _ask(
     card: Card,
-    build: Callable[[str], dict[str, Any]],
+    builds: list[Callable[[str], dict[str, Any]]],
     prompt: str,
     call: Callable[[Card, dict[str, Any]], Any],
 ) -> str:
-    done = call(card, build(prompt))
-    if done.interrupted:
-        raise RuntimeError("the summary call was interrupted")
-    return done.text.strip()
+    """One summary call: the first request of ``builds``, the next one when the model's context
+    window cannot take it (:func:`~.summary_prefix.summary_requests`)."""
+    for k, build in enumerate(builds):
+        try:
+            done = call(card, build(prompt))
+        except ContextOverflow:
+            if k == len(builds) - 1:
+                raise
+            continue
+        if done.interrupted:
+            raise RuntimeError("the summary call was interrupted")
+        return str(done.text).strip()
+    raise RuntimeError("no summary request to send")  # pragma: no cover - builds is never empty
 
 
 def summarize_attachment(
@@ -274,15 +284,15 @@ def _summarize(
         on_progress(0, total)
 
     prompts = [chunk_prompt(kind, c, k, len(chunks), title) for k, c in enumerate(chunks, 1)]
-    build, _reused = summary_requests(store, card, entries, i, total)
+    builds = summary_requests(store, card, entries, i, total)
     workers = max(1, min(max_workers, len(prompts)))
     try:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="chatkeep-summary") as pool:
-            parts = list(pool.map(lambda p: _ask(card, build, p, call), prompts))
+            parts = list(pool.map(lambda p: _ask(card, builds, p, call), prompts))
         if any(not p for p in parts):
             return False
         merge = merge_prompt(kind, parts, title)
-        summary = parts[0] if len(parts) == 1 else _ask(card, build, merge, call)
+        summary = parts[0] if len(parts) == 1 else _ask(card, builds, merge, call)
     finally:
         _record_usage(store, attach_id, title, card, usages)
     if not summary.strip():

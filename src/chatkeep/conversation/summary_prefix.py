@@ -22,7 +22,8 @@ request bodies. It reuses the prefix when all of these hold:
   ``calls × read ≤ write − read``; e.g. 11 calls under Claude's 5-minute rule, 9 under
   GPT-5.5's, 1 under a row whose reads cost half).
 
-Either way the request is *one-off* (``plan_request(..., one_off=True)``): no later request
+A call that carries the conversation and overflows the model's context window is made again
+bare. Either way the request is *one-off* (``plan_request(..., one_off=True)``): no later request
 repeats the task, so its marks end with the conversation and the task itself is never written
 into the cache.
 """
@@ -94,10 +95,11 @@ def summary_requests(
     calls: int,
     *,
     now_ms: int | None = None,
-) -> tuple[Builder, bool]:
-    """``(build, reused)``: ``build(task)`` is the request body of one summary call; ``reused``
-    says whether the calls carry the conversation before ``history[index]`` (module
-    docstring)."""
+) -> list[Builder]:
+    """The builders of a summary call's request body, in the order to try them: the one that
+    carries the conversation before ``history[index]`` when it is reused (module docstring),
+    then the bare one — a call whose conversation does not fit the model's context window
+    (``ContextOverflow``) is made again bare."""
     prefix = history[:index] if 0 <= index <= len(history) else []
     now = now_ms if now_ms is not None else int(time.time() * 1000)
     settings = store.get_all()
@@ -124,10 +126,10 @@ def summary_requests(
         ).body
 
     if not prefix or not _pays(card, calls):
-        return bare, False
+        return [bare]
     if not _answered(prefix, card, now, store.local.get(PACE_KEY)):
-        return bare, False
+        return [bare]
     probe = plan_request(store, card, system, prefix, {"role": "user", "content": "."}, chain=False)
     if request_stats(probe.request)["estTokens"] < card.cache_rule.min_tokens:
-        return bare, False
-    return reusing, True
+        return [bare]
+    return [reusing, bare]
