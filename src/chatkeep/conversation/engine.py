@@ -16,11 +16,14 @@ run**:
   1. edit/regenerate: ``entries[i:]`` are removed (attachments added after a regenerated
      question were never sent: they stay, before the new question); if entry ``i`` changed since
      the prepare, nothing is written and ``InvalidValue`` says so;
-  2. the request is planned (:func:`~.planner.plan_request`: card, system prompt, history steps,
-     server-transcript chain) — exactly what ``chatkeep request`` previews;
+  2. the new user entry is stamped ``createdAt`` (epoch ms, the time of the send: the pause
+     before it is part of the pace the cache lifetime is chosen from) and the request is
+     planned (:func:`~.planner.plan_request`: card, system prompt, history steps,
+     server-transcript chain, the profile's pace record) — exactly what ``chatkeep request``
+     previews;
   3. exactly **one** user entry is appended (none when a send repeats the text of the
-     unanswered last question after a failure: that entry is reused, §3.5), stamped
-     ``createdAt`` (epoch ms, the time of the send), then the reply streams: ``on_delta(text)``
+     unanswered last question after a failure: that entry is reused, §3.5) and its time added
+     to the pace record (:data:`~chatkeep.rules.cache.PACE_KEY`), then the reply streams: ``on_delta(text)``
      per piece of the answer and ``on_reasoning(text)`` per piece of the model's reasoning
      ("thinking": Anthropic thinking blocks, Responses reasoning summaries, a chat reply's
      leading ``<think>`` section or ``reasoning_content``; its own event, never mixed into the
