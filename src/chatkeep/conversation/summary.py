@@ -8,7 +8,7 @@
   condenses the chunks in parallel and, when there is more than one, merges them with one more
   call — through the active provider (or ``provider``/``model``) in its own API style, with the
   prompt family of the attachment (:mod:`~chatkeep.conversation.prompts`). While the
-  conversation before the attachment is in the provider's cache and reading it pays, every call
+  conversation before the attachment is in the provider's cache and reading it is cheap enough, every call
   is the conversation's own request with the task at its end, so that prefix is read from the
   cache (:mod:`~chatkeep.conversation.summary_prefix`). A PDF's
   ``## Figures`` section is kept verbatim after the summary so figure labels survive.

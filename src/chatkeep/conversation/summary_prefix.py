@@ -17,10 +17,13 @@ request bodies. It reuses the prefix when all of these hold:
   kept per model), within the lifetime the model's caching rules give that answer's request
   (:func:`~chatkeep.rules.cache.choose_ttl`; 24 hours where ``prompt_cache_retention`` is sent),
   and its request is at least the row's minimum cacheable prefix;
-* it pays: every call reads the conversation at the row's read price, so ``calls`` of them may
-  cost at most what one miss of the conversation would (a write instead of a read:
+* it is cheap enough: every call reads the conversation at the row's read price, so ``calls``
+  of them may cost at most what one miss of the conversation would (a write instead of a read:
   ``calls × read ≤ write − read``; e.g. 11 calls under Claude's 5-minute rule, 9 under
-  GPT-5.5's, 1 under a row whose reads cost half).
+  GPT-5.5's, 1 under a row whose reads cost half). That bounds what the context costs; what it
+  buys is the conversation in the summary's view and, where the cache lives minutes, the entry
+  kept alive for the next question (under a 24-hour retention the prefix lives anyway, so
+  there the reads are the price of the context alone).
 
 A call that carries the conversation and overflows the model's context window is made again
 bare. Either way the request is *one-off* (``plan_request(..., one_off=True)``): no later request
@@ -80,7 +83,7 @@ def _answered(prefix: list[Entry], card: Card, now_ms: int, pace: Any) -> bool:
     return 0 <= now_ms - at <= life
 
 
-def _pays(card: Card, calls: int) -> bool:
+def _cheap_enough(card: Card, calls: int) -> bool:
     """``calls`` reads of the conversation cost at most one miss of it (at the default
     lifetime's write price; module docstring)."""
     rule = card.cache_rule
@@ -125,7 +128,7 @@ def summary_requests(
             one_off=True,
         ).body
 
-    if not prefix or not _pays(card, calls):
+    if not prefix or not _cheap_enough(card, calls):
         return [bare]
     if not _answered(prefix, card, now, store.local.get(PACE_KEY)):
         return [bare]
