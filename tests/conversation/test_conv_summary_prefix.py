@@ -114,7 +114,10 @@ def test_bare_calls_when_the_prefix_would_not_pay(sqlite_store, provider_server,
         assert not any("cache_control" in b for b in blocks)
 
 
-@pytest.mark.parametrize(("style", "flavor"), [("anthropic", "anthropic"), ("chat", "openai_chat")])
+@pytest.mark.parametrize(
+    ("style", "flavor"),
+    [("anthropic", "anthropic"), ("chat", "openai_chat"), ("responses", "openai_responses")],
+)
 def test_a_rescued_turn_keeps_the_usage_of_its_retry(sqlite_store, provider_server, style, flavor):
     """The overflow costs no tokens; the retry's usage (cache figures included, normalised
     per style) is stored on the reply and counted like any turn."""

@@ -63,7 +63,7 @@ CONTEXT_NOTE = (
 Builder = Callable[[str], dict[str, Any]]
 
 
-def _answered(prefix: list[Entry], card: Card, now_ms: int, pace: Any) -> bool:
+def _still_cached(prefix: list[Entry], card: Card, now_ms: int, pace: Any) -> bool:
     """The conversation's last request (answered by this card's model) is still cached."""
     last = next((e for e in reversed(prefix) if e.get("role") == "assistant"), None)
     if last is None:
@@ -130,7 +130,7 @@ def summary_requests(
 
     if not prefix or not _cheap_enough(card, calls):
         return [bare]
-    if not _answered(prefix, card, now, store.local.get(PACE_KEY)):
+    if not _still_cached(prefix, card, now, store.local.get(PACE_KEY)):
         return [bare]
     probe = plan_request(store, card, system, prefix, {"role": "user", "content": "."}, chain=False)
     if request_stats(probe.request)["estTokens"] < card.cache_rule.min_tokens:
