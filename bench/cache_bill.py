@@ -1,14 +1,18 @@
 """The bill under each provider's caching rules, per model family (rules.cache_rules).
 
-Five deterministic workloads are replayed the way the store holds them (pending attachments
-appended, the request built with the model's caching rules, user entry stamped ``createdAt``
-and reply appended, images stamped seen after the turn):
+Six deterministic workloads are replayed the way the store holds them (pending attachments
+appended, the user entry stamped ``createdAt``, the request built with the model's caching
+rules and the profile's pace record, the reply appended, images stamped seen after the turn,
+the question's time added to the pace record):
 
 * ``figures`` — the figure-heavy conversation of :mod:`bench.request_economy` (a turn a minute);
 * ``text+attach`` — 60 text turns, a 30,000–60,000-char page every ten turns;
 * ``screenshots`` — 30 turns, a 1280×800 screenshot in every question;
 * ``slow`` — 24 turns 6 to 14 minutes apart (a page attachment every eight), longer than a
-  five-minute cache lives;
+  five-minute cache lives, by a user whose earlier questions (the profile's pace record, which
+  the engine keeps) came at the same pace;
+* ``slow-first`` — the same conversation in a profile with no earlier questions: the first
+  turn cannot know the pace;
 * ``min-4096`` — 30 short text turns with a 6,000-char page every ten, on models whose cache
   starts at 4,096 tokens (Claude Haiku 4.5, Gemini 3).
 
@@ -54,6 +58,7 @@ from bench.cache_economy import (
 )
 from bench.request_economy import _prose, conversation
 from chatkeep.rules.accounting import request_stats
+from chatkeep.rules.cache import PACE_TURNS, remember_question
 from chatkeep.rules.cache_rules import find_rule
 from chatkeep.rules.context import build_page_context_text
 from chatkeep.rules.images import stamp_images_seen
@@ -84,9 +89,15 @@ def _page(rnd: random.Random, k: int, chars: int) -> dict[str, Any]:
     return {"role": "user", "content": text, "attachId": f"doc{k}"}
 
 
-def slow_workload(seed: int = 41, turns: int = 24) -> Iterator[Step]:
-    """Questions 6 to 14 minutes apart; a 20,000–40,000-char page every eight turns."""
+def slow_workload(seed: int = 41, turns: int = 24, known_pace: bool = True) -> Iterator[Step]:
+    """Questions 6 to 14 minutes apart; a 20,000–40,000-char page every eight turns.
+
+    ``known_pace``: the profile already holds the user's earlier questions, at the same pace
+    (a conversation the day before): the record the engine keeps (``PACE_KEY``) and the first
+    turn chooses its cache lifetime from. Without it the first turn knows no pace."""
     rnd = random.Random(seed)
+    day = 86_400_000
+    earlier = [-day + k * 10 * 60_000 for k in range(PACE_TURNS + 1)] if known_pace else []
     for turn in range(turns):
         attachments = (
             [_page(rnd, turn // 8 + 1, rnd.randint(20_000, 40_000))] if turn % 8 == 0 else []
@@ -96,6 +107,7 @@ def slow_workload(seed: int = 41, turns: int = 24) -> Iterator[Step]:
             "user": {"role": "user", "content": _prose(rnd, rnd.randint(60, 300))},
             "reply": {"role": "assistant", "content": _prose(rnd, rnd.randint(400, 1500))},
             "gap": rnd.uniform(6, 14) * 60,
+            **({"pace": earlier} if turn == 0 else {}),
         }
 
 
@@ -117,13 +129,19 @@ WORKLOADS: dict[str, Callable[[int], Iterator[Step]]] = {
     "text+attach": lambda seed: text_attach_workload(seed + 14),
     "screenshots": lambda seed: screenshot_workload(seed + 24),
     "slow": lambda seed: slow_workload(seed + 34),
+    "slow-first": lambda seed: slow_workload(seed + 34, known_pace=False),
     "min-4096": lambda seed: small_workload(seed + 44),
 }
 
 
 # -- replay --------------------------------------------------------------------------------------
 def _bodies(
-    provider: str, model: str, history: list[dict[str, Any]], user: dict[str, Any], trim: bool
+    provider: str,
+    model: str,
+    history: list[dict[str, Any]],
+    user: dict[str, Any],
+    trim: bool,
+    pace: list[int],
 ) -> dict[str, dict[str, Any]]:
     style, base, _, _ = PROVIDERS[provider]
     rule = find_rule(style, base, model)
@@ -136,6 +154,7 @@ def _bodies(
         base_url=base,
         prompt_cache_key="ck-bench" if "openai.com" in base else None,
         cache_rule=rule,
+        pace=pace,
     ).body
     raw = [{"role": e["role"], "content": e["content"]} for e in [*history, user]]
     out = {"chatkeep": ours}
@@ -159,14 +178,17 @@ def replay(workload: str, provider: str, seed: int = 7) -> dict[str, Any]:
     requests: dict[str, list[list[B.Block]]] = {s: [] for s in STRATEGIES}
     times: list[float] = []
     now, trim_error = 0.0, ""
+    pace: list[int] = []  # the profile's record of question times, as the engine keeps it
     for step in WORKLOADS[workload](seed):
         history = [*history, *step["attachments"]]
+        pace = step.get("pace", pace)
         user = {**step["user"], "createdAt": int(now * 1000)}
         try:
-            bodies = _bodies(provider, model, history, user, not trim_error)
+            bodies = _bodies(provider, model, history, user, not trim_error, pace)
         except Exception as exc:  # a missing or broken peer is reported, never hidden
             trim_error = f"{type(exc).__name__}: {exc}"[:160]
-            bodies = _bodies(provider, model, history, user, False)
+            bodies = _bodies(provider, model, history, user, False, pace)
+        pace = remember_question(pace, user["createdAt"])
         for strategy, body in bodies.items():
             blocks = B.blocks_of(body, style)
             requests[strategy].append(

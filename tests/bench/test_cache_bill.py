@@ -67,3 +67,12 @@ def test_slow_workload_asks_for_the_hour_and_beats_naive():
     result = price("slow", "anthropic")
     assert result["row"]["chatkeep"] < 0.4 * result["row"]["naive"]
     assert result["row"]["read"] > 0.7
+
+
+def test_a_known_pace_spares_the_first_turns_short_entry():
+    """With the profile's earlier questions at the same pace, the slow conversation's first
+    turn asks for the hour: its bill is within 1.10× of the floor and below the same
+    conversation's in a profile that knows no pace (whose first entry runs out unread)."""
+    known, first = price("slow", "anthropic")["row"], price("slow-first", "anthropic")["row"]
+    assert known["ck/floor"] <= 1.10 < first["ck/floor"]
+    assert known["chatkeep"] < first["chatkeep"]

@@ -59,6 +59,7 @@ __all__ = [
     "EPHEMERAL",
     "LOOK_BACK_BLOCKS",
     "MAX_BREAKPOINTS",
+    "PACE_KEY",
     "CachePlan",
     "Cut",
     "Marks",
@@ -68,6 +69,8 @@ __all__ = [
     "place_breakpoints",
     "plan_cache",
     "prompt_cache_key",
+    "question_times",
+    "remember_question",
 ]
 
 #: The API's limits: four ``cache_control`` marks per request, a 20-block look-back per mark.
@@ -76,6 +79,9 @@ LOOK_BACK_BLOCKS = 20
 EPHEMERAL = {"type": "ephemeral"}
 #: The gaps between questions the cache lifetime is chosen from (:func:`choose_ttl`).
 PACE_TURNS = 4
+#: ``store.local`` key of the profile's last question times (:func:`remember_question`): the
+#: pace a new conversation's first turn chooses its cache lifetime from.
+PACE_KEY = "questionPace"
 
 Cut = tuple[int, int]
 _NEXT_ATTACHMENT: Entry = {"role": "user", "content": PAGE_CONTEXT_PREFIX + "\n"}
@@ -89,6 +95,9 @@ class CachePlan:
     keep: Cut | None = None
     read: Cut | None = None
     maybe: Cut | None = None
+    #: a one-off request (a summary call) whose new turn no later request repeats: the end
+    #: mark sits on the last block before this cut instead of on the last block
+    end: Cut | None = None
 
 
 @dataclass(frozen=True)
@@ -203,7 +212,9 @@ def place_breakpoints(
     entry can exist there) is the first to go when there are more marks than the rule allows.
     Under OpenAI's breakpoints (``rule.marks == "prompt_cache_breakpoint"``) the provider's
     implicit breakpoint covers the end and no look-back needs a mark where the previous
-    request wrote, so only the planned rewrites are marked.
+    request wrote, so only the planned rewrites are marked. A one-off request
+    (``plan.end``) marks the end of what later requests repeat instead of its own end, under
+    either kind of mark.
     """
 
     def usable(pos: int) -> int:
@@ -214,7 +225,8 @@ def place_breakpoints(
     limit = rule.breakpoints if rule is not None else MAX_BREAKPOINTS
     openai = rule is not None and rule.marks == "prompt_cache_breakpoint"
     # in order of usefulness (module docstring); -1 stands for the system prompt
-    wanted: list[int] = [] if openai else [usable(len(cuts) - 1)]
+    last = usable(len(cuts) - 1 if plan.end is None else _before(cuts, plan.end))
+    wanted: list[int] = [last] if not openai or plan.end is not None else []
     for cut in (plan.keep, plan.maybe) if openai else (plan.keep, plan.read, plan.maybe):
         if cut is not None:
             wanted.append(usable(_before(cuts, cut)))
@@ -232,21 +244,44 @@ def place_breakpoints(
     return Marks(system=-1 in marks, blocks=tuple(sorted(p for p in marks if p >= 0)), ttl=ttl)
 
 
-def choose_ttl(history: Sequence[Entry], rule: CacheRule | None) -> str | None:
+def question_times(history: Sequence[Entry], user_entry: Entry | None = None) -> list[int]:
+    """The times (``createdAt``, epoch ms) of the user's questions in ``history`` and of
+    ``user_entry`` (attachments are not questions)."""
+    entries = [*history, user_entry] if user_entry is not None else list(history)
+    return [
+        e["createdAt"]
+        for e in entries
+        if isinstance(e, dict)
+        and e.get("role") == "user"
+        and not is_attachment(e)
+        and isinstance(e.get("createdAt"), int)
+    ]
+
+
+def choose_ttl(
+    history: Sequence[Entry],
+    rule: CacheRule | None,
+    user_entry: Entry | None = None,
+    earlier: Sequence[int] = (),
+) -> str | None:
     """The cache lifetime the conversation's pace pays for (``None``: the default one).
 
     Under a rule with two lifetimes (Anthropic: 5 minutes at 1.25×, 1 hour at 2×), a turn that
     comes after the short one ran out rewrites the whole conversation, while the long one
     costs 0.75× more only on what each turn adds. So the long lifetime is chosen when the
     median of the last :data:`PACE_TURNS` gaps between the user's questions (``createdAt``)
-    is longer than the short lifetime and within the long one."""
+    is longer than the short lifetime and within the long one.
+
+    The gaps count the question being sent (``user_entry``, stamped with the time of the send:
+    the pause that just ended is the freshest sign of the pace) and, before the conversation's
+    own, the ``earlier`` questions of the profile (:data:`PACE_KEY`, kept across sessions), so
+    the first turn of a new conversation already asks for the lifetime the user's pace pays
+    for instead of writing an entry that runs out before the second question."""
     if rule is None or len(rule.writes) < 2:
         return None
-    times = [
-        e["createdAt"]
-        for e in history
-        if e.get("role") == "user" and not is_attachment(e) and isinstance(e.get("createdAt"), int)
-    ]
+    own = question_times(history, user_entry)
+    start = own[0] if own else None
+    times = sorted({*(t for t in earlier if start is None or t < start), *own})
     gaps = sorted([b - a for a, b in zip(times, times[1:], strict=False)][-PACE_TURNS:])
     if not gaps:
         return None
@@ -255,6 +290,13 @@ def choose_ttl(history: Sequence[Entry], rule: CacheRule | None) -> str | None:
     if rule.seconds(short) * 1000 < median <= rule.seconds(long) * 1000:
         return long
     return None
+
+
+def remember_question(times: object, at: int) -> list[int]:
+    """The profile's pace record (:data:`PACE_KEY`) after a question sent at ``at``: the last
+    ``PACE_TURNS + 1`` question times, ascending (a bad record starts over)."""
+    kept = [t for t in times if isinstance(t, int) and t < at] if isinstance(times, list) else []
+    return [*sorted(kept), at][-(PACE_TURNS + 1) :]
 
 
 def cache_mark(ttl: str | None) -> dict[str, str]:

@@ -21,6 +21,7 @@ Pure: the faces show the notice; nothing here reads or writes the store.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..entries import Entry
@@ -65,11 +66,15 @@ def rewrite_of(history: list[Entry], user_entry: Entry) -> str | None:
 
 
 def recent_hits(
-    history: list[Entry], user_entry: Entry | None = None, rule: CacheRule | None = None
+    history: list[Entry],
+    user_entry: Entry | None = None,
+    rule: CacheRule | None = None,
+    earlier: Sequence[int] = (),
 ) -> dict[str, Any] | None:
     """What the turns before say: ``{share, model, at, lifeMs, rewrite}`` — the mean share of
     the last :data:`BASELINE_TURNS` replies large enough to be cached, the model of the last
-    one, its time, how long the provider keeps the conversation's cache (under ``rule``) and
+    one, its time, how long the provider keeps the conversation's cache (under ``rule``, the
+    pace counting the profile's ``earlier`` question times) and
     what chatkeep's rules rewrite for ``user_entry``'s request (:func:`rewrite_of`) — or
     ``None`` when no earlier reply tells."""
     shares: list[float] = []
@@ -90,7 +95,8 @@ def recent_hits(
         return None
     provider = last.get("provider")
     at = last.get("createdAt")
-    life = rule.seconds(choose_ttl(history, rule)) * 1000 if rule else CACHE_LIFE_MS
+    # the lifetime the previous request asked for: its pace (``earlier``: the profile's record)
+    life = rule.seconds(choose_ttl(history, rule, None, earlier)) * 1000 if rule else CACHE_LIFE_MS
     return {
         "share": sum(shares) / len(shares),
         "model": provider.get("model") if isinstance(provider, dict) else None,

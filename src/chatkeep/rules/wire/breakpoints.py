@@ -24,17 +24,22 @@ from ..cache_read import block_tokens
 from ..cache_rules import CacheRule
 from .base import canonical_parts, no_answer
 
-__all__ = ["BREAKPOINT", "breakpoint_cuts", "with_breakpoint"]
+__all__ = ["BREAKPOINT", "breakpoint_cuts", "control_cuts", "with_breakpoint"]
 
 BREAKPOINT = {"mode": "explicit"}
 
 
-def breakpoint_cuts(
-    history: list[Entry], plan: CachePlan | None, rule: CacheRule | None, style: str
-) -> set[Cut]:
-    """The cuts of the parts that carry a breakpoint (module docstring)."""
-    if plan is None or rule is None or rule.marks != "prompt_cache_breakpoint":
-        return set()
+def _planned(
+    history: list[Entry],
+    plan: CachePlan,
+    rule: CacheRule,
+    style: str,
+    *,
+    images: bool,
+    system: str = "",
+) -> tuple[set[Cut], bool]:
+    """The cuts of the marked parts and whether the system prompt is marked; ``images``: an
+    image part may carry the mark."""
     cuts: list[Cut] = []
     unmarkable: list[bool] = []
     tokens: list[int] = []
@@ -47,16 +52,51 @@ def breakpoint_cuts(
             cuts.append((i, k))
             text = part if isinstance(part, str) else part.get("text")
             reply = style == "responses" and entry.get("role") == "assistant"
-            unmarkable.append(reply or text == "")
+            unmarkable.append(reply or text == "" or (text is None and not images))
             tokens.append(block_tokens(part, style))
-    marks = place_breakpoints(cuts, plan, empty=unmarkable, tokens=tokens, rule=rule)
-    return {cuts[p] for p in marks.blocks}
+    marks = place_breakpoints(
+        cuts,
+        plan,
+        empty=unmarkable,
+        tokens=tokens,
+        rule=rule,
+        has_system=bool(system),
+        system_tokens=block_tokens(system, style) if system else 0,
+    )
+    return {cuts[p] for p in marks.blocks}, marks.system
 
 
-def with_breakpoint(content: Any, k: int, text_type: str = "text") -> Any:
-    """``content`` with a breakpoint on part ``k`` (a string becomes one text part)."""
+def breakpoint_cuts(
+    history: list[Entry], plan: CachePlan | None, rule: CacheRule | None, style: str
+) -> set[Cut]:
+    """The cuts of the parts that carry a breakpoint (module docstring)."""
+    if plan is None or rule is None or rule.marks != "prompt_cache_breakpoint":
+        return set()
+    return _planned(history, plan, rule, style, images=True)[0]
+
+
+def control_cuts(
+    history: list[Entry], plan: CachePlan | None, rule: CacheRule | None, system: str
+) -> tuple[set[Cut], bool]:
+    """Anthropic's planned ``cache_control`` marks for a ``chat`` request (Claude through
+    OpenRouter, which passes them on): the cuts of the marked text parts (OpenRouter takes the
+    mark on text parts) and whether the system prompt carries one."""
+    if plan is None or rule is None or rule.marks != "cache_control":
+        return set(), False
+    return _planned(history, plan, rule, "chat", images=False, system=system)
+
+
+def with_breakpoint(
+    content: Any,
+    k: int,
+    text_type: str = "text",
+    mark: tuple[str, dict[str, Any]] = ("prompt_cache_breakpoint", BREAKPOINT),
+) -> Any:
+    """``content`` with a mark on part ``k`` (a string becomes one text part): an OpenAI
+    breakpoint, or ``mark`` = ``(field, value)``."""
+    field, value = mark
     if isinstance(content, str):
-        return [{"type": text_type, "text": content, "prompt_cache_breakpoint": dict(BREAKPOINT)}]
+        return [{"type": text_type, "text": content, field: dict(value)}]
     out = list(content)
-    out[k] = {**out[k], "prompt_cache_breakpoint": dict(BREAKPOINT)}
+    out[k] = {**out[k], field: dict(value)}
     return out
