@@ -21,6 +21,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ..limits import check_text
+
 #: Characters per indexed chunk, and how many of them the next chunk repeats.
 CHUNK = 4000
 OVERLAP = 256
@@ -162,6 +164,7 @@ def _flat(s: str) -> str:
 
 def split_snippet(snip: str) -> list[tuple[str, bool]]:
     """A snippet as (text, marked) pieces, for faces that render the marks themselves."""
+    check_text(snip, "the snippet")
     out: list[tuple[str, bool]] = []
     rest = snip
     while True:
