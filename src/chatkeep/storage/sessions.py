@@ -33,14 +33,13 @@ from ..constants import (
     SESSIONS_INDEX_KEY,
 )
 from ..entries import validate_entries, validate_entry
-from ..errors import InvalidValue, NotFound
+from ..errors import CorruptValue, InvalidValue, NotFound
 from ..limits import check_count, check_text
 from ..limits import check_id as check_id_as
 from . import codec
 from . import evicted as _evicted
 from .backend import Backend
 from .batch_rows import SessionBatch
-from .body_append import extend_body
 from .drawer_rows import (
     Row,
     RowList,
@@ -286,7 +285,7 @@ class Sessions(Switching):
         whole (:mod:`.writeback`); ``None`` when that session is not in the drawer."""
         if session_id != self._active_in(tx):  # not the loaded one: the live history as it is
             return self._update_in(tx, session_id, live)
-        if unchanged(tx, session_id) and tx.kv_raw([body_key(session_id)]):
+        if unchanged(tx, session_id) and tx.kv_form(body_key(session_id)) is not None:
             found = tx.index_find(session_id)
             return None if found is None else light(found[1])  # it holds the live history
         body = full_body(tx, session_id, live)
@@ -310,8 +309,9 @@ class Sessions(Switching):
         return self.extend(session_id, [entry])
 
     def extend(self, session_id: str, entries: Entries) -> Row | None:
-        """Append ``entries`` to a saved body (unknown id → ``None``); what it holds already
-        is not read back or written again (:mod:`.body_append`)."""
+        """Append ``entries`` to a saved body (unknown id → ``None``): their rows are inserted
+        and nothing the body holds already is read back or written again (:mod:`.body_rows`).
+        A body whose stored value does not read is left as it is (``None``)."""
         check_id(session_id)
         validate_entries(entries)
         self._ensure_migrated()
@@ -319,15 +319,23 @@ class Sessions(Switching):
             found = tx.index_find(session_id)
             if found is None:
                 return None
-            done = extend_body(tx, session_id, list(entries)) if entries else True
-            if done is None:  # listed, but no body
+            if entries and not tx.body_append(session_id, list(entries)):
                 return None
-            if not done:  # not extendable in place: rewrite it whole
-                body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
-                if not isinstance(body, list):
-                    return None
-                return self._update_in(tx, session_id, [*body, *entries])
             return light(found[1])
+
+    def pop(self, session_id: str) -> dict[str, Any] | None:
+        """Remove the newest entry of a saved session (in the drawer or evicted) and return it;
+        ``None`` when there is none. One row is deleted: the rest of the body is not read."""
+        check_id(session_id)
+        self._ensure_migrated()
+        with self._b.transaction(self._profile) as tx:
+            done, entry = tx.body_pop(session_id)
+            if done and not isinstance(entry, dict):  # rolled back: nothing is lost
+                raise CorruptValue(
+                    f"the newest entry of session {session_id!r} does not read",
+                    hint="run `chatkeep doctor` to check the store",
+                )
+            return entry if done else None
 
     def modify(self, session_id: str, fn: Callable[[Entries], Entries | None]) -> Row | None:
         """Read–modify–write of one saved body under the session lock: ``fn(body)`` returns the
