@@ -197,3 +197,33 @@ def test_delete_and_clear_remove_the_rows(spec) -> None:
         s.sessions.clear_all()
         assert _items(spec, spec.profile, b) == []
         assert s.stats()["blobs"] == 0
+
+
+def test_appended_text_is_searchable_and_folded_once(spec) -> None:
+    """Appends leave the stored digest as it was; the next search folds their text in once
+    (the same digest a whole rewrite makes), and an evicted, appended-to, restored session
+    does not hold its text twice."""
+    with spec.open() as s:
+        s.history.append(user("alpha"))
+        sid = s.sessions.save("folded")["id"]
+        s.history.clear()
+        s.sessions.extend(sid, [assistant("Bravo"), user("charlie")])
+        stored = spec.raw_rows(
+            "SELECT count(*) FROM ck_session_items WHERE profile=? AND pending=1", (spec.profile,)
+        )
+        assert stored == [(2,)]
+        assert [r["id"] for r in s.sessions.list("charlie")] == [sid]
+        assert spec.raw_rows(
+            "SELECT count(*) FROM ck_session_items WHERE profile=? AND pending=1", (spec.profile,)
+        ) == [(0,)]
+        digest = {r["id"]: r["textDigest"] for r in s.local.get("savedSessions")}[sid]
+        assert digest == "alpha\nbravo\ncharlie"
+        s.local.set("maxSessions", 1)
+        s.history.append(user("other"))
+        s.sessions.save("other")
+        s.history.clear()
+        s.sessions.pop(sid)
+        assert s.sessions.restore(sid) is not None
+        s.sessions.list("x")  # a search folds whatever is pending
+        digest = {r["id"]: r["textDigest"] for r in s.local.get("savedSessions")}[sid]
+        assert digest == "alpha\nbravo"

@@ -42,7 +42,11 @@ BODY_MARK = '"\\u0000items"'
 
 MIGRATION = (
     "CREATE TABLE IF NOT EXISTS ck_session_items (profile TEXT NOT NULL, sid TEXT NOT NULL,"
-    " pos BIGINT NOT NULL, dchars BIGINT, value TEXT NOT NULL, PRIMARY KEY (profile, sid, pos))",
+    " pos BIGINT NOT NULL, dchars BIGINT, pending INTEGER NOT NULL DEFAULT 0,"
+    " value TEXT NOT NULL, PRIMARY KEY (profile, sid, pos))",
+    # appended rows whose text the session's digest does not hold yet (see _fold)
+    "CREATE INDEX IF NOT EXISTS ck_session_items_pending ON ck_session_items (profile, sid, pos)"
+    " WHERE pending = 1",
 )
 
 #: Rows per multi-row ``INSERT`` (5 parameters each: well under every driver's limit).
@@ -100,17 +104,19 @@ def insert_rows(
     sid: str,
     start: int,
     rows: Sequence[Row],
+    pending: bool = False,
 ) -> None:
     """Insert ``rows`` as the entries of ``sid`` from position ``start`` on: the one place body
-    rows are written (a few hundred per statement)."""
+    rows are written (a hundred per statement). ``pending``: their text is not in the
+    session's digest yet (an append)."""
     for i in range(0, len(rows), _BATCH):
         chunk = rows[i : i + _BATCH]
         params: list[Any] = []
         for k, (text, dchars) in enumerate(chunk):
-            params += [profile, sid, start + i + k, dchars, text]
+            params += [profile, sid, start + i + k, dchars, int(pending), text]
         execute(
-            "INSERT INTO ck_session_items (profile, sid, pos, dchars, value) VALUES "
-            + ",".join(["(?,?,?,?,?)"] * len(chunk)),
+            "INSERT INTO ck_session_items (profile, sid, pos, dchars, pending, value) VALUES "
+            + ",".join(["(?,?,?,?,?,?)"] * len(chunk)),
             params,
         )
 
@@ -223,9 +229,9 @@ class BodyRows:
         self.gc(old - set(blobs))
 
     def body_append(self, sid: str, entries: Sequence[Any]) -> bool | None:
-        """Append ``entries`` (validated) to the body of ``sid``: their rows are inserted, the
-        session's digest grows by their text. ``None``: no such body; ``False``: its stored
-        value is not a list that reads (left as it is)."""
+        """Append ``entries`` (validated) to the body of ``sid``: their rows are inserted, marked
+        pending for the session's digest (:meth:`digests_fold`). ``None``: no such body;
+        ``False``: its stored value is not a list that reads (left as it is)."""
         key = SESSION_BODY_PREFIX + sid
         if not self._ensure_rows(key):
             return None if self.kv_form(key) is None else False
@@ -234,14 +240,8 @@ class BodyRows:
         rows, blobs = encode_rows(entries, key)
         self.bump("kv")
         self.put_blobs(blobs)
-        insert_rows(self._b.execute, self.profile, sid, start, rows)
+        insert_rows(self._b.execute, self.profile, sid, start, rows, pending=True)
         self.add_refs("k:" + key, blobs)
-        old = self._digest_of(sid)
-        if old is None:
-            return True  # no digest (an evicted session): nothing to keep in step
-        if len(old) < TEXT_DIGEST_CAP:
-            more = "\n".join(digest_piece(e) for e in entries)
-            self.digest_put(sid, (old + ("\n" if start else "") + more)[:TEXT_DIGEST_CAP])
         return True
 
     def body_pop(self, sid: str) -> tuple[bool, Any]:
@@ -250,6 +250,7 @@ class BodyRows:
         key = SESSION_BODY_PREFIX + sid
         if not self._ensure_rows(key):
             return False, None
+        self.digests_fold([sid])
         got = self.items_pop(sid)
         if got is None:
             return False, None
@@ -277,6 +278,64 @@ class BodyRows:
         )
 
     # -- the search digest ----------------------------------------------------------------------
+    def digests_pending(self) -> bool:
+        """Whether appended rows wait to be folded into their sessions' digests."""
+        return bool(
+            self.rows("SELECT 1 FROM ck_session_items WHERE profile=? AND pending = 1 LIMIT 1")
+        )
+
+    def digests_extensions(self, sids: Sequence[str] | None = None) -> dict[str, tuple[bool, str]]:
+        """For each session with pending rows (of ``sids``; ``None``: all): whether rows come
+        before them, and their text as the digest holds it (``\n``-joined)."""
+        sql = "SELECT sid, pos, value FROM ck_session_items WHERE profile=? AND pending = 1"
+        params: tuple[Any, ...] = ()
+        if sids is not None:
+            if not sids:
+                return {}
+            sql += f" AND sid IN ({self.marks(len(sids))})"
+            params = tuple(sids)
+        found: dict[str, list[tuple[int, str]]] = {}
+        for sid, pos, text in self.rows(sql, params):
+            found.setdefault(sid, []).append((int(pos), text))
+        out: dict[str, tuple[bool, str]] = {}
+        for sid, rows in found.items():
+            rows.sort()
+            entries = self.decode("[" + ",".join(t for _p, t in rows) + "]")
+            out[sid] = (rows[0][0] > 0, "\n".join(digest_piece(e) for e in entries))
+        return out
+
+    @staticmethod
+    def digest_extended(old: str, after: bool, more: str) -> str:
+        """``old`` grown by ``more`` (``after``: the session held entries before them)."""
+        if len(old) >= TEXT_DIGEST_CAP:
+            return old
+        return (old + ("\n" if after else "") + more)[:TEXT_DIGEST_CAP]
+
+    def digests_fold(self, sids: Sequence[str] | None = None) -> None:
+        """Write the pending rows' text into their sessions' digests (sessions without one, in
+        the evicted list, get none) and mark the rows done. Appends leave this to the next
+        search, so an append never rewrites a digest: one fold covers every append since."""
+        for sid, (after, more) in self.digests_extensions(sids).items():
+            old = self._digest_of(sid)
+            if old is not None:
+                new = self.digest_extended(old, after, more)
+                if new != old:
+                    self.digest_put(sid, new)
+        self.items_digested(sids)
+
+    def items_digested(self, sids: Sequence[str] | None = None) -> None:
+        """Mark the pending rows (of ``sids``; ``None``: all) as held by their digests (a
+        digest made from the whole body holds them)."""
+        if sids is None:
+            self.run("UPDATE ck_session_items SET pending = 0 WHERE profile=? AND pending = 1")
+            return
+        for chunk in self.chunks(sids):
+            self.run(
+                "UPDATE ck_session_items SET pending = 0 WHERE profile=? AND pending = 1"
+                f" AND sid IN ({self.marks(len(chunk))})",
+                chunk,
+            )
+
     def _digest_of(self, sid: str) -> str | None:
         r = self.rows(f"SELECT digest FROM {self._b.digest_table} WHERE profile=? AND id=?", (sid,))
         return r[0][0] if r else None

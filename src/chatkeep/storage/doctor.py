@@ -320,6 +320,7 @@ def _repair(tx: Tx, problems: list[dict[str, Any]], facts: dict[str, Any]) -> li
             )
             by_where[("orphan-body", SESSION_BODY_PREFIX + i)]["repaired"] = True
         tx.kv_put(SESSIONS_INDEX_KEY, index)
+        tx.items_digested(facts["orphan_bodies"])  # their digests were made from the bodies
     rows = tx.hist_rows()
     real = (len(rows), sum(c for _p, c, _t in rows))
     if tx.hist_state() != real:

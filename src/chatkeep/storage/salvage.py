@@ -402,5 +402,6 @@ def digests_again(backend: Any) -> None:
             for sid in ids:
                 if isinstance(sid, str) and sid not in have:
                     body = tx.kv_get([body_key(sid)]).get(body_key(sid))
+                    tx.items_digested([sid])  # the digest is made from the whole body
                     tx.digest_add(sid, text_digest(body))
                     have.add(sid)

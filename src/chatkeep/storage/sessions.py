@@ -108,6 +108,8 @@ class Sessions(Switching):
         check_count(limit, "limit", allow_none=True)
         check_count(offset, "offset")
         query = (q or "").strip().lower()
+        if query:
+            self._fold_digests()
         for probe in (True, False):  # one read in the usual case: no legacy rows
             with self._b.transaction(self._profile, write=False) as tx:
                 if not (probe and tx.index_has_legacy()):
@@ -119,6 +121,15 @@ class Sessions(Switching):
         for row in rows if query else ():
             row["contentMatch"] = query not in str(row["name"]).lower()
         return rows
+
+    def _fold_digests(self) -> None:
+        """Before a search: the text appended since the last one goes into the digests (one
+        indexed probe when there is none, :meth:`~.body_rows.BodyRows.digests_fold`)."""
+        with self._b.transaction(self._profile, write=False) as tx:
+            if not tx.digests_pending():
+                return
+        with self._b.transaction(self._profile) as tx:
+            tx.digests_fold()
 
     def resolve(self, prefix: str, *, evicted: bool | None = False) -> str:
         """The full id of the one session whose id starts with ``prefix`` (at least
@@ -314,8 +325,9 @@ class Sessions(Switching):
         A body whose stored value does not read is left as it is (``None``)."""
         check_id(session_id)
         validate_entries(entries)
-        self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
+            if tx.index_has_legacy():  # the index's migration, in this transaction
+                self.migrate_in(tx)
             found = tx.index_find(session_id)
             if found is None:
                 return None

@@ -260,7 +260,12 @@ class Tx(BlobRows, HistoryRows, IndexRows, BodyRows):
         return [r[0] for r in self.rows(f"SELECT id FROM {self._b.digest_table} WHERE profile=?")]
 
     def digest_all(self) -> dict[str, str]:
-        return dict(self.rows(f"SELECT id, digest FROM {self._b.digest_table} WHERE profile=?"))
+        """Every session's digest, with the text of rows appended since (not folded yet)."""
+        out = dict(self.rows(f"SELECT id, digest FROM {self._b.digest_table} WHERE profile=?"))
+        for sid, (after, more) in self.digests_extensions().items():
+            if sid in out:
+                out[sid] = self.digest_extended(out[sid], after, more)
+        return out
 
     def digest_delete(self, ids: Sequence[str]) -> None:
         self.search_written = self.search_written or bool(ids)
