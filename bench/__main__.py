@@ -23,7 +23,7 @@ import tempfile
 import time
 from typing import Any
 
-from bench import cache_economy, compare, interop, scale
+from bench import adapters, cache_economy, compare, interop, scale
 
 STORAGE = ("chatkeep", "openai-agents", "langgraph", "json-blob")
 REQUEST = {
@@ -322,6 +322,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         st = compare.storage(root, args.rounds, args.save_rounds, args.sessions, log)
     log(f"interop: importing {args.conversations:,} ChatGPT conversations; Agents sessions")
     io = interop.run(args.conversations)
+    log("adapters: each framework adapter against the framework's own SQLite store")
+    ad = adapters.run()
     print_turns(rq)
     cache_economy.print_table(cache)
     print(
@@ -340,6 +342,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     print("\nImport and integrations (side by side in this run)")
     interop.print_rows(io["rows"])
+    print("\nFramework adapters against each framework's own SQLite store (same run)")
+    adapters.print_rows(ad["rows"])
     sc = None
     if args.scale != "off":
         sc = scale.run((1, 10) if args.scale == "quick" else (1, 100), args.rounds, log)
@@ -351,6 +355,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "scale": sc,
         "cacheEconomy": {k: v["ratios"] for k, v in cache.items()},
         "interop": {"import": io["import"], "agents": io["agents"]},
+        "adapters": ad["pairs"],
     }
     if args.json:
         with open(args.json, "w") as fh:
