@@ -5,6 +5,7 @@ store. Each framework is imported only when its pair runs."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import importlib.util
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -82,7 +83,10 @@ class _Async(Target):
         asyncio.run(go())
 
     def read(self) -> int:
-        return len(asyncio.run(self.session.get_items()))
+        async def go() -> int:  # a count, not the items: asyncio.run may repr its result
+            return len(await self.session.get_items())
+
+        return asyncio.run(go())
 
 
 class AgentsPair(Pair):
@@ -168,4 +172,193 @@ class LangChainPair(Pair):
             history.engine.dispose()
 
 
-PAIRS: tuple[Pair, ...] = (AgentsPair(), LangChainPair())
+class _PaiTarget(Target):
+    """Pydantic AI: each run's ``new_messages()`` saved after the run, the history loaded
+    before the next (what ``agent.run(message_history=…)`` needs)."""
+
+    def __init__(self, save: Any, load: Any) -> None:
+        self.save, self.load = save, load
+
+    def write_turns(self, turns: list[Turn]) -> None:
+        for turn in turns:
+            self.save(turn)
+
+    def read(self) -> int:
+        return len(self.load())
+
+
+class PydanticAIPair(Pair):
+    name = "Pydantic AI"
+    adapter = "ChatkeepMessageHistory"
+    peer = "SQLite rows of new_messages_json()"
+    needs = ("pydantic_ai",)
+
+    def turn(self, question: str, answer: str, k: int) -> Turn:
+        from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
+
+        return [
+            ModelRequest(parts=[UserPromptPart(content=question)]),
+            ModelResponse(parts=[TextPart(content=answer)]),
+        ]
+
+    def figure_turns(self) -> list[Turn]:
+        from pydantic_ai.messages import (
+            BinaryContent,
+            ModelRequest,
+            ModelResponse,
+            TextPart,
+            UserPromptPart,
+        )
+
+        def prompt(e: dict[str, Any]) -> Any:
+            if isinstance(e["content"], str):
+                return e["content"]
+            out: list[Any] = []
+            for p in e["content"]:
+                if p.get("type") == "image_url":
+                    url = p["image_url"]["url"]
+                    mime, data = url[5:].split(";base64,", 1)
+                    out.append(BinaryContent(base64.b64decode(data), media_type=mime))
+                else:
+                    out.append(p.get("text", ""))
+            return out
+
+        return [
+            [
+                ModelRequest(parts=[UserPromptPart(content=prompt(e))])
+                if e["role"] == "user"
+                else ModelResponse(parts=[TextPart(content=str(e["content"]))])
+                for e in t
+            ]
+            for t in _entry_turns()
+        ]
+
+    @contextmanager
+    def open(self, side: str, path: str) -> Iterator[Target]:
+        if side == "chatkeep":
+            import chatkeep
+            from chatkeep.integrations.pydantic_ai import ChatkeepMessageHistory
+
+            with chatkeep.open(path) as store:
+                history = ChatkeepMessageHistory(store, "bench")
+                yield _PaiTarget(history.add_messages, history.messages)
+            return
+        import sqlite3
+
+        from pydantic_ai.messages import ModelMessagesTypeAdapter
+
+        # the pattern of Pydantic AI's chat example: one row per run's new messages (JSON)
+        con = sqlite3.connect(path)
+        con.execute("PRAGMA journal_mode=WAL")
+        con.execute("CREATE TABLE IF NOT EXISTS messages (id INTEGER PRIMARY KEY, list TEXT)")
+
+        def save(msgs: list[Any]) -> None:
+            con.execute(
+                "INSERT INTO messages (list) VALUES (?)",
+                (ModelMessagesTypeAdapter.dump_json(msgs).decode(),),
+            )
+            con.commit()
+
+        def load() -> list[Any]:
+            out: list[Any] = []
+            for (text,) in con.execute("SELECT list FROM messages ORDER BY id"):
+                out.extend(ModelMessagesTypeAdapter.validate_json(text))
+            return out
+
+        try:
+            yield _PaiTarget(save, load)
+        finally:
+            con.close()
+
+
+class _AdkTarget(Target):
+    def __init__(self, service: Any) -> None:
+        self.service = service
+        self.session: Any = None
+
+    def write_turns(self, turns: list[Turn]) -> None:
+        async def go() -> None:
+            if self.session is None:
+                self.session = await self.service.create_session(
+                    app_name="bench", user_id="u", session_id="bench"
+                )
+            for turn in turns:
+                for event in turn:
+                    await self.service.append_event(self.session, event)
+
+        asyncio.run(go())
+
+    def read(self) -> int:
+        async def go() -> int:  # a count, not the session: asyncio.run may repr its result
+            got = await self.service.get_session(app_name="bench", user_id="u", session_id="bench")
+            return len(got.events)
+
+        return asyncio.run(go())
+
+
+class AdkPair(Pair):
+    name = "Google ADK"
+    adapter = "ChatkeepSessionService"
+    peer = "SqliteSessionService"
+    needs = ("google.adk",)
+
+    def missing(self) -> str:
+        try:
+            import google.adk  # noqa: F401 - a namespace package: find_spec of it can raise
+        except ImportError:
+            return "not installed: google-adk"
+        return ""
+
+    @staticmethod
+    def _event(role: str, parts: list[Any]) -> Any:
+        from google.adk.events import Event
+        from google.genai import types
+
+        author = "user" if role == "user" else "helper"
+        return Event(
+            author=author,
+            invocation_id="bench",
+            content=types.Content(role="user" if role == "user" else "model", parts=parts),
+        )
+
+    def turn(self, question: str, answer: str, k: int) -> Turn:
+        from google.genai import types
+
+        return [
+            self._event("user", [types.Part(text=question)]),
+            self._event("assistant", [types.Part(text=answer)]),
+        ]
+
+    def figure_turns(self) -> list[Turn]:
+        from google.genai import types
+
+        def parts(e: dict[str, Any]) -> list[Any]:
+            if isinstance(e["content"], str):
+                return [types.Part(text=e["content"])]
+            out = []
+            for p in e["content"]:
+                if p.get("type") == "image_url":
+                    mime, data = p["image_url"]["url"][5:].split(";base64,", 1)
+                    blob = types.Blob(mime_type=mime, data=base64.b64decode(data))
+                    out.append(types.Part(inline_data=blob))
+                else:
+                    out.append(types.Part(text=p.get("text", "")))
+            return out
+
+        return [[self._event(e["role"], parts(e)) for e in t] for t in _entry_turns()]
+
+    @contextmanager
+    def open(self, side: str, path: str) -> Iterator[Target]:
+        if side == "chatkeep":
+            import chatkeep
+            from chatkeep.integrations.adk import ChatkeepSessionService
+
+            with chatkeep.open(path) as store:
+                yield _AdkTarget(ChatkeepSessionService(store))
+            return
+        from google.adk.sessions.sqlite_session_service import SqliteSessionService
+
+        yield _AdkTarget(SqliteSessionService(path))
+
+
+PAIRS: tuple[Pair, ...] = (AgentsPair(), LangChainPair(), PydanticAIPair(), AdkPair())

@@ -144,14 +144,27 @@ def message_to_entry(message: ModelMessage) -> Entry:
 
 def entry_to_message(entry: Entry) -> ModelMessage:
     """The message an entry keeps, or a plain request/response for entries chatkeep wrote."""
-    kept = entry.get(MESSAGE_KEY)
-    if isinstance(kept, dict):
-        _walk(kept, _unurl)
-        return ModelMessagesTypeAdapter.validate_json(json.dumps([kept]))[0]
+    if isinstance(entry.get(MESSAGE_KEY), dict):
+        return ModelMessagesTypeAdapter.validate_json(_json([_restored(entry)]))[0]
     content = entry.get("content")
     if entry.get("role") == "assistant":
         return ModelResponse(parts=[TextPart(content=str(chatkeep.entry_text(entry)))])
     return ModelRequest(parts=[UserPromptPart(content=_pai_content(content, {}))])
+
+
+def _json(value: Any) -> bytes:
+    # bytes: pydantic-core validates JSON bytes several times faster than the same str
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _restored(entry: Entry) -> dict[str, Any]:
+    """The message an entry keeps, in Pydantic AI's JSON form again (only an entry showing
+    images holds data URLs to turn back)."""
+    kept: dict[str, Any] = entry[MESSAGE_KEY]
+    content = entry.get("content")
+    if isinstance(content, list) and any(chatkeep.is_image_part(p) for p in content):
+        _walk(kept, _unurl)
+    return kept
 
 
 def _pai_content(content: Any, originals: dict[str, Any]) -> Any:
@@ -177,7 +190,11 @@ class ChatkeepMessageHistory:
 
     def messages(self) -> list[ModelMessage]:
         """The conversation, for ``agent.run(…, message_history=…)``."""
-        return [entry_to_message(e) for e in self._saved.entries()]
+        entries = self._saved.entries()
+        if not all(isinstance(e.get(MESSAGE_KEY), dict) for e in entries):
+            return [entry_to_message(e) for e in entries]
+        kept = [_restored(e) for e in entries]  # one validation for the whole list
+        return list(ModelMessagesTypeAdapter.validate_json(_json(kept)))
 
     def add_messages(self, messages: Sequence[ModelMessage]) -> None:
         """Append messages (``result.new_messages()``)."""
