@@ -69,10 +69,20 @@ class Pair:
         yield
 
 
-class _Async(Target):
-    """A target whose framework calls are coroutines: one event loop per call of ours."""
+class _Loop(Target):
+    """A target whose framework calls are coroutines, run on one event loop of its own (as
+    an application's runner would)."""
 
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+
+    def close(self) -> None:
+        self.loop.close()
+
+
+class _Async(_Loop):
     def __init__(self, session: Any) -> None:
+        super().__init__()
         self.session = session
 
     def write_turns(self, turns: list[Turn]) -> None:
@@ -80,13 +90,10 @@ class _Async(Target):
             for turn in turns:
                 await self.session.add_items(turn)
 
-        asyncio.run(go())
+        self.loop.run_until_complete(go())
 
     def read(self) -> int:
-        async def go() -> int:  # a count, not the items: asyncio.run may repr its result
-            return len(await self.session.get_items())
-
-        return asyncio.run(go())
+        return len(self.loop.run_until_complete(self.session.get_items()))
 
 
 class AgentsPair(Pair):
@@ -115,14 +122,18 @@ class AgentsPair(Pair):
             from chatkeep.integrations.agents import ChatkeepSession
 
             with chatkeep.open(path) as store:
-                yield _Async(ChatkeepSession(store, "bench"))
+                target = _Async(ChatkeepSession(store, "bench"))
+                yield target
+                target.close()
             return
         from agents import SQLiteSession
 
         session = SQLiteSession("bench", path)
+        target = _Async(session)
         try:
-            yield _Async(session)
+            yield target
         finally:
+            target.close()
             session.close()
 
 
@@ -271,8 +282,9 @@ class PydanticAIPair(Pair):
             con.close()
 
 
-class _AdkTarget(Target):
+class _AdkTarget(_Loop):
     def __init__(self, service: Any) -> None:
+        super().__init__()
         self.service = service
         self.session: Any = None
 
@@ -286,14 +298,13 @@ class _AdkTarget(Target):
                 for event in turn:
                     await self.service.append_event(self.session, event)
 
-        asyncio.run(go())
+        self.loop.run_until_complete(go())
 
     def read(self) -> int:
-        async def go() -> int:  # a count, not the session: asyncio.run may repr its result
-            got = await self.service.get_session(app_name="bench", user_id="u", session_id="bench")
-            return len(got.events)
-
-        return asyncio.run(go())
+        got = self.loop.run_until_complete(
+            self.service.get_session(app_name="bench", user_id="u", session_id="bench")
+        )
+        return len(got.events)
 
 
 class AdkPair(Pair):
@@ -354,11 +365,15 @@ class AdkPair(Pair):
             from chatkeep.integrations.adk import ChatkeepSessionService
 
             with chatkeep.open(path) as store:
-                yield _AdkTarget(ChatkeepSessionService(store))
+                target = _AdkTarget(ChatkeepSessionService(store))
+                yield target
+                target.close()
             return
         from google.adk.sessions.sqlite_session_service import SqliteSessionService
 
-        yield _AdkTarget(SqliteSessionService(path))
+        target = _AdkTarget(SqliteSessionService(path))
+        yield target
+        target.close()
 
 
 PAIRS: tuple[Pair, ...] = (AgentsPair(), LangChainPair(), PydanticAIPair(), AdkPair())

@@ -6,6 +6,9 @@ For every adapter whose framework is installed, in the same run:
   framework's runner writes them (one call per turn), into a session that grows; the figure is
   the mean time of one turn's write.
 * **read 500 items** — a session of 500 items read back whole (the median of ``READS`` reads).
+
+Both sides of a pair run interleaved — a turn (or a read) on chatkeep, then the same on the
+framework's store — so a busy machine slows both alike.
 * **bytes with images** — the figure-heavy conversation (:func:`bench.workloads.figure_entries`,
   its images repeated across turns) written turn by turn; the bytes the database file holds.
 
@@ -24,13 +27,14 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import ExitStack
 from typing import Any
 
 from bench.adapter_pairs import PAIRS, Pair
 
 TURNS = 300
 READ_ITEMS = 500
-READS = 5
+READS = 15
 
 
 def _db_bytes(path: str) -> int:
@@ -43,28 +47,46 @@ def _timed(fn: Callable[[], Any]) -> float:
     return time.perf_counter() - t
 
 
-def _measure(pair: Pair, side: str, root: str, turns: int) -> dict[str, float]:
-    """One side (``chatkeep`` or ``peer``) of one pair: the three figures."""
-    out: dict[str, float] = {}
-    path = os.path.join(root, f"{pair.name}-{side}-write.db")
-    with pair.open(side, path) as target:
-        msgs = pair.turns(turns)
-        out["write"] = _timed(lambda: target.write_turns(msgs)) / turns
-    path = os.path.join(root, f"{pair.name}-{side}-read.db")
-    with pair.open(side, path) as target:
-        target.write_turns(pair.turns(READ_ITEMS // 2))
-        times = []
+def _measure(pair: Pair, root: str, turns: int) -> dict[str, dict[str, float]]:
+    """Both sides of one pair, interleaved (a turn or a read on one, then on the other), so
+    a busy machine slows both alike: the three figures for each side."""
+    sides = ("chatkeep", "peer")
+    out: dict[str, dict[str, float]] = {side: {} for side in sides}
+    with ExitStack() as stack:
+        targets = {
+            s: stack.enter_context(pair.open(s, _path(root, pair, s, "write"))) for s in sides
+        }
+        spent = dict.fromkeys(sides, 0.0)
+        for turn in pair.turns(turns):
+            for side in sides:
+                spent[side] += _timed(lambda t=targets[side], turn=turn: t.write_turns([turn]))
+        for side in sides:
+            out[side]["write"] = spent[side] / turns
+    with ExitStack() as stack:
+        targets = {
+            s: stack.enter_context(pair.open(s, _path(root, pair, s, "read"))) for s in sides
+        }
+        times: dict[str, list[float]] = {side: [] for side in sides}
+        for side in sides:
+            targets[side].write_turns(pair.turns(READ_ITEMS // 2))
         for _ in range(READS):
-            t = time.perf_counter()
-            got = target.read()
-            times.append(time.perf_counter() - t)
-            assert got == READ_ITEMS, f"{pair.name} {side} read {got} items, not {READ_ITEMS}"
-        out["read"] = statistics.median(times)
-    path = os.path.join(root, f"{pair.name}-{side}-bytes.db")
-    with pair.open(side, path) as target:
-        target.write_turns(pair.figure_turns())
-    out["bytes"] = _db_bytes(path)
+            for side in sides:
+                t = time.perf_counter()
+                got = targets[side].read()
+                times[side].append(time.perf_counter() - t)
+                assert got == READ_ITEMS, f"{pair.name} {side} read {got}, not {READ_ITEMS}"
+        for side in sides:
+            out[side]["read"] = statistics.median(times[side])
+    for side in sides:
+        path = _path(root, pair, side, "bytes")
+        with pair.open(side, path) as target:
+            target.write_turns(pair.figure_turns())
+        out[side]["bytes"] = _db_bytes(path)
     return out
+
+
+def _path(root: str, pair: Pair, side: str, what: str) -> str:
+    return os.path.join(root, f"{pair.name}-{side}-{what}.db".replace(" ", "_"))
 
 
 def run(turns: int = TURNS) -> dict[str, Any]:
@@ -75,11 +97,12 @@ def run(turns: int = TURNS) -> dict[str, Any]:
             if why:
                 results[pair.name] = {"missing": why}
                 continue
+            both = _measure(pair, root, turns)
             results[pair.name] = {
                 "peer": pair.peer,
                 "adapter": pair.adapter,
-                "chatkeep": _measure(pair, "chatkeep", root, turns),
-                "other": _measure(pair, "peer", root, turns),
+                "chatkeep": both["chatkeep"],
+                "other": both["peer"],
             }
     return {"turns": turns, "pairs": results, "rows": rows(results, turns)}
 

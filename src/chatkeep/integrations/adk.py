@@ -5,8 +5,8 @@ session_service=ChatkeepSessionService(store))`` keeps every ADK session as a sa
 session (listed and searchable in the drawer, named after its first question). Events are
 kept whole (the event's own JSON form under ``adkEvent`` on each entry) and come back equal;
 an image's bytes (``inline_data``) are kept as the same data URL the drawer's image part holds,
-so the store keeps them once. Appending an event appends one entry: nothing stored is
-rewritten.
+so the store keeps them once (an event without images is kept as its JSON text). Appending
+an event appends one entry: nothing stored is rewritten.
 
 State follows ADK's scopes: session keys live with the session, ``app:`` keys are shared by the
 app's sessions and ``user:`` keys by one user's sessions in that app (``temp:`` keys are never
@@ -110,16 +110,24 @@ def event_to_entry(event: Event) -> Entry:
             f"an ADK event must be a google.adk.events.Event, got {type(event).__name__}",
             hint="append the events the runner gives",
         )
-    dumped = event.model_dump(mode="json", exclude_none=True)
-    _blob_urls(dumped, to_url=True)
-    return {**_view(event, dumped), EVENT_KEY: dumped}
+    text = event.model_dump_json(exclude_none=True)
+    dumped = json.loads(text)
+    _blob_urls(dumped, to_url=True)  # images as the data URLs the view holds: stored once
+    view = _view(event, dumped)
+    if not isinstance(view["content"], list):  # no image: kept as its JSON text, read as is
+        return {**view, EVENT_KEY: text}
+    return {**view, EVENT_KEY: dumped}
 
 
 def entry_to_event(entry: Entry) -> Event:
     """The event an entry keeps, or a plain text event for entries chatkeep wrote."""
     kept = entry.get(EVENT_KEY)
+    if isinstance(kept, str):
+        return Event.model_validate_json(kept)
     if isinstance(kept, dict):
-        _blob_urls(kept, to_url=False)
+        content = entry.get("content")
+        if isinstance(content, list) and any(chatkeep.is_image_part(p) for p in content):
+            _blob_urls(kept, to_url=False)  # only an entry showing images holds data URLs
         return Event.model_validate(kept)
     from google.genai import types  # ADK's own content types (installed with it)
 

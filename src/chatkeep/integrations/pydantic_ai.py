@@ -9,9 +9,9 @@ listed and searchable in the drawer)::
     history.add_messages(result.new_messages())
 
 Each message is one entry: ``role``/``content`` for the drawer, plus the message itself in Pydantic
-AI's own JSON form (``ModelMessagesTypeAdapter``) under ``pydanticAiMessage``, which is what
-``messages()`` gives back. An image's bytes (``BinaryContent``) are kept there as the same data
-URL the drawer's image part holds, so the store keeps them once, however many turns or sessions
+AI's own JSON form (``ModelMessagesTypeAdapter``) under ``pydanticAiMessage`` — its JSON text,
+or, for a message with images, the parsed form with each image's bytes (``BinaryContent``) as
+the same data URL the drawer's image part holds, so the store keeps them once, however many turns or sessions
 repeat them; long documents are kept once the same way. Saving appends: what the session holds
 is never rewritten.
 
@@ -133,38 +133,42 @@ def message_to_entry(message: ModelMessage) -> Entry:
             f"a Pydantic AI message must be a ModelRequest or ModelResponse, got {type(message).__name__}",
             hint="pass what result.new_messages() / result.all_messages() return",
         )
-    kept = json.loads(ModelMessagesTypeAdapter.dump_json([message]))[0]
-    _walk(kept, _binary_url)
+    text = ModelMessagesTypeAdapter.dump_json([message])[1:-1].decode("utf-8")
     view = _view(message)
     if view is None:
         kinds = ", ".join(sorted({p.part_kind for p in message.parts}))
         view = {"role": "user", "content": f"[{kinds}]"}
+    if not _shows_images(view):  # kept as its JSON text: read back without a parse of ours
+        return {**view, MESSAGE_KEY: text}
+    kept = json.loads(text)  # an image: its bytes as the data URL the view holds (stored once)
+    _walk(kept, _binary_url)
     return {**view, MESSAGE_KEY: kept}
+
+
+def _shows_images(entry: Entry) -> bool:
+    content = entry.get("content")
+    return isinstance(content, list) and any(chatkeep.is_image_part(p) for p in content)
 
 
 def entry_to_message(entry: Entry) -> ModelMessage:
     """The message an entry keeps, or a plain request/response for entries chatkeep wrote."""
-    if isinstance(entry.get(MESSAGE_KEY), dict):
-        return ModelMessagesTypeAdapter.validate_json(_json([_restored(entry)]))[0]
+    if isinstance(entry.get(MESSAGE_KEY), dict | str):
+        return ModelMessagesTypeAdapter.validate_json(b"[" + _restored(entry) + b"]")[0]
     content = entry.get("content")
     if entry.get("role") == "assistant":
         return ModelResponse(parts=[TextPart(content=str(chatkeep.entry_text(entry)))])
     return ModelRequest(parts=[UserPromptPart(content=_pai_content(content, {}))])
 
 
-def _json(value: Any) -> bytes:
-    # bytes: pydantic-core validates JSON bytes several times faster than the same str
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
-def _restored(entry: Entry) -> dict[str, Any]:
-    """The message an entry keeps, in Pydantic AI's JSON form again (only an entry showing
-    images holds data URLs to turn back)."""
-    kept: dict[str, Any] = entry[MESSAGE_KEY]
-    content = entry.get("content")
-    if isinstance(content, list) and any(chatkeep.is_image_part(p) for p in content):
+def _restored(entry: Entry) -> bytes:
+    """The message an entry keeps, as Pydantic AI's JSON text (bytes: pydantic-core reads
+    them faster than a str); an entry showing images has its data URLs turned back."""
+    kept = entry[MESSAGE_KEY]
+    if isinstance(kept, str):
+        return kept.encode("utf-8")
+    if _shows_images(entry):
         _walk(kept, _unurl)
-    return kept
+    return json.dumps(kept, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 def _pai_content(content: Any, originals: dict[str, Any]) -> Any:
@@ -191,10 +195,11 @@ class ChatkeepMessageHistory:
     def messages(self) -> list[ModelMessage]:
         """The conversation, for ``agent.run(…, message_history=…)``."""
         entries = self._saved.entries()
-        if not all(isinstance(e.get(MESSAGE_KEY), dict) for e in entries):
+        if not all(isinstance(e.get(MESSAGE_KEY), dict | str) for e in entries):
             return [entry_to_message(e) for e in entries]
-        kept = [_restored(e) for e in entries]  # one validation for the whole list
-        return list(ModelMessagesTypeAdapter.validate_json(_json(kept)))
+        # one validation for the whole list, from the JSON texts as they are kept
+        data = b"[" + b",".join(_restored(e) for e in entries) + b"]"
+        return list(ModelMessagesTypeAdapter.validate_json(data))
 
     def add_messages(self, messages: Sequence[ModelMessage]) -> None:
         """Append messages (``result.new_messages()``)."""
