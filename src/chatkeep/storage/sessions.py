@@ -185,15 +185,18 @@ class Sessions(Switching):
 
     def get(self, session_id: str) -> Row | None:
         check_id(session_id)
-        self._ensure_migrated()
-        with self._b.transaction(self._profile, write=False) as tx:
-            found = tx.index_find(session_id)
-            gone = _evicted.find(tx, session_id) if found is None else None
-            if found is None and gone is None:
-                return None
-            body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
-            row = light(found[1]) if found is not None else evicted_light(gone or {})
-            return {**row, "history": body if isinstance(body, list) else []}
+        for probe in (True, False):  # one read transaction in the usual case: no legacy rows
+            with self._b.transaction(self._profile, write=False) as tx:
+                if not (probe and tx.index_has_legacy()):
+                    found = tx.index_find(session_id)
+                    gone = _evicted.find(tx, session_id) if found is None else None
+                    if found is None and gone is None:
+                        return None
+                    body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
+                    row = light(found[1]) if found is not None else evicted_light(gone or {})
+                    return {**row, "history": body if isinstance(body, list) else []}
+            self._ensure_migrated()  # legacy rows: migrate them, then read
+        return None  # not reached: the second pass always reads
 
     # -- writes -----------------------------------------------------------------------------
     def _evict(self, tx: Tx, keep: Iterable[str]) -> int:
