@@ -164,10 +164,8 @@ class BodyRows:
     # -- reading ------------------------------------------------------------------------------
     def items_joined(self, sid: str) -> str:
         """The stored text of a body kept as rows: its rows' texts as one JSON list."""
-        texts = self.rows(
-            "SELECT value FROM ck_session_items WHERE profile=? AND sid=? ORDER BY pos", (sid,)
-        )
-        return "[" + ",".join(r[0] for r in texts) + "]"
+        r = self.rows(self._b.joined_items_sql, (sid,))  # one row fetched, joined in SQL
+        return "[" + str(r[0][1]) + "]" if r and r[0][0] else "[]"
 
     def kv_form(self, key: str) -> str | None:
         """The ``ck_kv`` text of a body key (:data:`BODY_MARK` for rows), ``None`` if absent."""
