@@ -154,3 +154,27 @@ def _prompt(message: ModelMessage) -> list[Any]:
     parts = [p for p in message.parts if isinstance(p, UserPromptPart)]
     content = parts[0].content
     return [content] if isinstance(content, str) else list(content)
+
+
+def test_a_run_with_a_tool_call_saves_its_question_whole(store: chatkeep.Store) -> None:
+    """Within one run the model answers a tool call before its reply: the run's own question is
+    not labelled, so new_messages() (what is saved) keeps the picture's bytes."""
+    from pydantic_ai.messages import ToolCallPart, ToolReturnPart
+
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        last = messages[-1]
+        if any(isinstance(p, ToolReturnPart) for p in last.parts):
+            return ModelResponse(parts=[TextPart(content="it is square")])
+        return ModelResponse(parts=[ToolCallPart(tool_name="measure", args={})])
+
+    agent = _with_rules(FunctionModel(answer))
+
+    @agent.tool_plain
+    def measure() -> str:
+        return "48 by 48"
+
+    history = ChatkeepMessageHistory(store, "pai-6")
+    picture = BinaryContent(_png(), media_type="image/png")
+    run = agent.run_sync(["what shape?", picture], message_history=history.messages())
+    history.add_messages(run.new_messages())
+    assert any(isinstance(c, BinaryContent) for c in _prompt(history.messages()[0]))
