@@ -25,7 +25,7 @@ import tempfile
 import time
 from typing import Any
 
-from bench import cache_economy, compare, imports, interop, scale
+from bench import adapters, cache_economy, compare, imports, interop, scale
 from bench import search as search_bench
 
 STORAGE = ("chatkeep", "openai-agents", "langgraph", "json-blob")
@@ -340,6 +340,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     io = interop.run(args.conversations)
     log(f"imports: every format at {', '.join(f'{n:,}' for n in args.import_messages)} messages")
     per_format = imports.run(args.import_messages, list(imports.SAMPLES))
+    log("adapters: each framework adapter against the framework's own SQLite store")
+    ad = adapters.run()
     print_turns(rq)
     cache_economy.print_table(cache)
     print(
@@ -360,6 +362,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     interop.print_rows(io["rows"])
     print("\nImport of every format, from its producer's sample (side by side in this run)")
     imports.print_rows(per_format["rows"])
+    print("\nFramework adapters against each framework's own SQLite store (same run)")
+    adapters.print_rows(ad["rows"])
     sc = None
     if args.scale != "off":
         sc = scale.run((1, 10) if args.scale == "quick" else (1, 100), args.rounds, log)
@@ -381,6 +385,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "cacheEconomy": {k: v["ratios"] for k, v in cache.items()},
         "interop": {"import": io["import"], "agents": io["agents"]},
         "imports": per_format["results"],
+        "adapters": ad["pairs"],
     }
     if args.json:
         with open(args.json, "w") as fh:

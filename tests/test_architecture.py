@@ -90,6 +90,15 @@ HEAVY = {
     "langchain_core",
     "mcp",
     "mcp_types",
+    "pydantic_ai",
+    "google",
+}
+#: Each framework of SPEC §15 and the one module that may import it.
+FRAMEWORKS = {
+    "agents": "chatkeep.integrations.agents",
+    "langchain_core": "chatkeep.integrations.langchain",
+    "pydantic_ai": "chatkeep.integrations.pydantic_ai",
+    "google": "chatkeep.integrations.adk",
 }
 
 
@@ -264,6 +273,22 @@ def test_lazy_imports_of_heavy_libraries_say_why() -> None:
                     continue
                 if roots & HEAVY and not (node.lineno in comments or node.lineno - 1 in comments):
                     bad.append(f"{name}:{node.lineno} imports {sorted(roots & HEAVY)}")
+    assert bad == []
+
+
+def test_each_framework_is_imported_only_by_its_module() -> None:
+    """A framework package (SPEC §15) is imported by its own integration module only, so
+    it is needed only by those who use that integration."""
+    bad = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                roots = {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                roots = {(node.module or "").split(".")[0]}
+            else:
+                continue
+            bad += [f"{name} imports {r}" for r in roots & set(FRAMEWORKS) if FRAMEWORKS[r] != name]
     assert bad == []
 
 

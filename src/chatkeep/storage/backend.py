@@ -51,6 +51,13 @@ class Backend(ABC):
         " (SELECT value FROM ck_history WHERE profile=? ORDER BY pos)"
     )
 
+    #: A saved body's row count and texts, ordered by position, joined with "," in one value
+    #: (parameters: profile, session id).
+    joined_items_sql = (
+        "SELECT count(*), group_concat(value, ',') FROM (SELECT value FROM ck_session_items"
+        " WHERE profile=? AND sid=? ORDER BY pos)"
+    )
+
     def digest_insert(self, order: tuple[int, int] | None) -> tuple[str, tuple[Any, ...]]:
         """The statement inserting one digest (parameters: profile, id, digest, then the extra
         parameters returned with it); ``order``: (pinned, createdAt) of the session's index row

@@ -140,6 +140,10 @@ class PostgresBackend(Backend):
     joined_history_sql = (
         "SELECT count(*), string_agg(value, ',' ORDER BY pos) FROM ck_history WHERE profile=?"
     )
+    joined_items_sql = (
+        "SELECT count(*), string_agg(value, ',' ORDER BY pos) FROM ck_session_items"
+        " WHERE profile=? AND sid=?"
+    )
 
     def __init__(self, url: str) -> None:
         super().__init__()

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..constants import SESSION_BODY_PREFIX
 from ..errors import CorruptValue
 from . import codec
+from .body_rows import BODY_MARK
 from .codec import MARK, Blob
 from .search_text import chunks, entry_fields, stored_text, text_hash
 
@@ -51,6 +52,7 @@ class SearchRows:
         def rows(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]: ...
         def run(self, sql: str, params: Any = ()) -> None: ...
         def marks(self, n: int) -> str: ...
+        def items_joined(self, sid: str) -> str: ...
         @staticmethod
         def chunks(values: Any) -> Any: ...
 
@@ -226,6 +228,15 @@ class SearchRows:
         if fresh:
             self._insert_items(self._session_place(owner), owner, fresh)
 
+    def search_entry_removed(self, owner: str, pos: int) -> None:
+        """The entry at ``pos`` of session ``owner``'s body was removed (the newest one)."""
+        if self._b.search_rows:
+            self._b.execute(
+                "DELETE FROM ck_search WHERE profile=? AND place IN ('s','e') AND owner=?"
+                " AND pos=?",
+                (self.profile, owner, pos),
+            )
+
     def search_wipe(self) -> None:
         """Every row of the profile (its data is being replaced or removed)."""
         if self._b.search_rows:
@@ -249,6 +260,8 @@ class SearchRows:
             "SELECT key, value FROM ck_kv WHERE profile=? AND key LIKE ? ORDER BY key",
             (SESSION_BODY_PREFIX + "%",),
         ):
+            if text == BODY_MARK:  # a body kept as rows (:mod:`.body_rows`)
+                text = self.items_joined(key[len(SESSION_BODY_PREFIX) :])
             self.search_key_written(key, text, {})
         found = self.rows("SELECT count(*) FROM ck_search WHERE profile=?")
         return int(found[0][0])
