@@ -60,14 +60,23 @@ STYLES = tuple(BUILDERS)
 
 
 def _check_inputs(
-    style: Any, history: Any, user_entry: Any, system_prompt: Any, model: Any, base_url: Any
+    style: Any,
+    history: Any,
+    user_entry: Any,
+    system_prompt: Any,
+    model: Any,
+    base_url: Any,
+    checked: bool,
 ) -> None:
     """Bad input gets a chatkeep error before any step runs (readers stay lenient about part
-    shapes, so history entries need only be role/content objects within the limits)."""
+    shapes, so history entries need only be role/content objects within the limits);
+    ``checked``: the entries were validated where they came in and are not walked again."""
     if not isinstance(style, str):
         raise ProviderConfigError(f"the API style must be a string, got {type(style).__name__}")
     for name, value in (("system_prompt", system_prompt), ("model", model), ("base_url", base_url)):
         check_text(value, name)
+    if checked:
+        return
     if not isinstance(history, list):
         raise InvalidEntry(
             f"history must be a list of entries, got {type(history).__name__}", field="history"
@@ -134,6 +143,7 @@ def build_request(
     steps: Sequence[HistoryStep] = HISTORY_STEPS,
     prompt_cache_key: str | None = None,
     cache_rule: CacheRule | None = None,
+    checked: bool = False,
 ) -> WireRequest:
     """The request for ``history`` + the new ``user_entry`` in the wire format of ``style``,
     after the history ``steps`` (default :data:`HISTORY_STEPS`: age stale attachments, prepare
@@ -154,8 +164,11 @@ def build_request(
     conversation's pace pays for (:func:`~chatkeep.rules.cache.choose_ttl`); GPT-5.6 and later
     get planned ``prompt_cache_breakpoint`` marks; where the rule allows it and the endpoint
     takes OpenAI's fields (``prompt_cache_key`` is sent), ``prompt_cache_retention: "24h"``
-    keeps the conversation's cache through the pauses between turns at no extra price."""
-    _check_inputs(style, history, user_entry, system_prompt, model, base_url)
+    keeps the conversation's cache through the pauses between turns at no extra price.
+
+    ``checked=True`` (the engine, whose history was validated when stored and whose new entry
+    was validated where it came in) skips walking the entries again."""
+    _check_inputs(style, history, user_entry, system_prompt, model, base_url, checked)
     builder = BUILDERS.get(style)
     if builder is None:
         raise ProviderConfigError(
