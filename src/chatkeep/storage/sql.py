@@ -335,15 +335,17 @@ class Tx(HistoryRows, IndexRows, SearchRows):
                 chunk,
             )
 
-    def kv_put_encoded(self, key: str, text: str, blobs: dict[str, Blob]) -> None:
-        if key == SESSIONS_INDEX_KEY:
+    def kv_put_encoded(
+        self, key: str, text: str, blobs: dict[str, Blob], refs: Iterable[str] = ()
+    ) -> None:
+        if key == SESSIONS_INDEX_KEY:  # refs: blobs the text references, stored already
             try:
                 value = codec.decode(text, lambda hs: {h: blobs[h].url() for h in hs if h in blobs})
             except CorruptValue:
                 value = None
             self._put_index(value)
             return
-        self._kv_write(key, text, blobs)
+        self._kv_write(key, text, blobs, refs)
 
     def bump(self, what: str) -> None:
         """Count one more write of ``what`` (``kv`` or ``history``) for this profile, once per
@@ -363,7 +365,9 @@ class Tx(HistoryRows, IndexRows, SearchRows):
             return (-time.monotonic_ns(),) * 2  # a value no cache holds: every cache reads again
         return (int(r[0][0]), int(r[0][1])) if r else (0, 0)
 
-    def _kv_write(self, key: str, text: str, blobs: dict[str, Blob]) -> None:
+    def _kv_write(
+        self, key: str, text: str, blobs: dict[str, Blob], refs: Iterable[str] = ()
+    ) -> None:
         self.bump("kv")
         self.put_blobs(blobs)
         self.run(
@@ -373,8 +377,9 @@ class Tx(HistoryRows, IndexRows, SearchRows):
         )
         owner = "k:" + key
         old = self.drop_refs([owner])
-        self.add_refs(owner, blobs)
-        self.gc(old - set(blobs))
+        held = set(blobs).union(refs)
+        self.add_refs(owner, held)
+        self.gc(old - held)
         self.search_key_written(key, text, blobs)
 
     def kv_put(self, key: str, value: Any, *, checked: bool = False) -> None:
