@@ -286,13 +286,20 @@ def test_request_stats_report_prefix_reuse(lite_chat, provider_server):
 
 
 def test_previous_request_is_kept_for_the_preview(lite_chat, provider_server):
-    """The last request sent is stored, so a preview in another process reports prefix reuse against it."""
+    """The figures of the last request sent are stored — its print, not its body (the long
+    text kept as its first characters and a digest) — so a preview in another process
+    reports prefix reuse against it."""
+    import json
+
     import chatkeep
     from chatkeep import preview_request
+    from chatkeep.rules.wire import serialize
 
     lite_chat.send("x" * 3000)
     sent = provider_server.requests[-1].body
-    assert lite_chat.store.local.get("lastRequest")["body"]["messages"] == sent["messages"]
+    kept = lite_chat.store.local.get("lastRequest")
+    assert kept["print"] == 2 and kept["bytes"] == len(serialize(sent))
+    assert "x" * 3000 not in json.dumps(kept) and "body" not in kept
     with chatkeep.open(
         lite_chat.store.url.removeprefix("sqlite://"), profile=lite_chat.store.profile
     ) as other:

@@ -241,3 +241,26 @@ def test_trimmed_original_chars_reads_the_size_a_rescue_stub_records():
     assert trimmed_original_chars(user("Original size: ~5 chars. quoted")) is None
     aged = age_stale_attachments(_conversation())
     assert all(trimmed_original_chars(e) is None for e in aged)
+
+
+def test_stale_attachments_names_exactly_the_entries_aging_stubs() -> None:
+    """The aging rule alone (what the cache planner asks) names the very entries
+    age_stale_attachments rewrites, over random conversations."""
+    import random
+
+    from chatkeep.rules.context import stale_attachments
+
+    rng = random.Random(3)
+    for _ in range(60):
+        history = []
+        for _k in range(rng.randrange(1, 14)):
+            pick = rng.random()
+            if pick < 0.3:
+                history.append(attachment("w " * rng.choice((100, 5000))))
+            elif pick < 0.7:
+                history.append(user("q"))
+            else:
+                history.append(assistant("a"))
+        aged = age_stale_attachments(history)
+        rewritten = [i for i, e in enumerate(history) if aged[i] is not e]
+        assert stale_attachments(history) == rewritten

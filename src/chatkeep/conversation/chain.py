@@ -11,11 +11,12 @@ and the send agree on it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..digest import digest_json
 from ..entries import Entry, is_attachment
 from ..providers import Card
+from .state import RESPONSE_CHAIN_KEY
 from .turn import find_entry
 
 if TYPE_CHECKING:
@@ -23,15 +24,12 @@ if TYPE_CHECKING:
 
 __all__ = ["RESPONSE_CHAIN_KEY", "chained_response", "remember_response"]
 
-#: Where a Responses card with ``serverTranscript`` keeps the id of the last stored reply.
-RESPONSE_CHAIN_KEY = "responseChain"
 
-
-def chained_response(profile: Profile, card: Card, history: list[Entry]) -> str | None:
-    """The response id to continue from, or ``None`` (send the full transcript)."""
+def chained_response(card: Card, history: list[Entry], chain: Any) -> str | None:
+    """The response id to continue from, or ``None`` (send the full transcript); ``chain`` is
+    the stored :data:`RESPONSE_CHAIN_KEY` value (read with the turn's state)."""
     if card.style != "responses" or not card.server_transcript:
         return None
-    chain = profile.local.get(RESPONSE_CHAIN_KEY)
     if not isinstance(chain, dict) or chain.get("provider") != [card.name, card.model]:
         return None
     upto = chain.get("upTo")

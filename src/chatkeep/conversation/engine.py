@@ -62,31 +62,24 @@ run**:
 from __future__ import annotations
 
 import threading
+from functools import partial
 import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..entries import Entry
-from ..errors import ChatkeepError, ContextOverflow, InvalidValue, ProviderError
-from ..providers import (
-    Card,
-    Done,
-    dropped_mid_reply,
-    truncation_warning,
-)
-from ..rules.accounting import request_stats
+from ..errors import ChatkeepError, ContextOverflow, InvalidValue, ProviderError, StoreError
+from ..providers import Card, Done, dropped_mid_reply
 from ..rules.cache import PACE_KEY, remember_question
-from ..rules.cache_hits import hit_drop_notice, recent_hits
+from ..rules.cache_hits import recent_hits
 from ..rules.context import stub_oversized_attachments
 from ..rules.request_images import held_back_note
-from ..rules.usage import turn_cost
 from . import prepare
-from .chain import remember_response
-from .landing import ARCHIVED_NOTICE, land
-from .planner import LAST_REQUEST_KEY, RequestPlan, plan_request, remember_request
+from .finish import CUT_SHORT_WARNING, EMPTY_REPLY_WARNING, NO_ANSWER_WARNING, finish_turn
+from .planner import RequestPlan, plan_request
 from .prepare import Turn
+from .state import read_state
 from .streaming import Callback, CutOff, Outcome, Produced, stream_reply
-from .turn import Reply
+from .turn import Reply, now_ms
 from .unsaved import finish_or_keep
 
 if TYPE_CHECKING:
@@ -102,22 +95,10 @@ __all__ = [
     "Turn",
 ]
 
+#: How often a turn is planned again when other writers keep moving the history.
+SETTLE_TRIES = 3
 RESCUE_NOTICE = "attachment trimmed to fit, retrying"
-EMPTY_REPLY_WARNING = "the model returned an empty reply; nothing was stored (regenerate to retry)"
-NO_ANSWER_WARNING = (
-    "the model sent its reasoning but no answer; the reasoning was kept (regenerate to retry)"
-)
 RETRY_HINT = "your question is kept: retry with `chatkeep regenerate` (the panel's Retry)"
-CUT_SHORT_WARNING = (
-    "the provider ended the reply without its end marker, so it is incomplete: the partial "
-    "answer was kept, marked interrupted; ask for a full one with `chatkeep regenerate` "
-    "(the panel's Retry)"
-)
-
-
-def now_ms() -> int:
-    """The time an entry is appended (``createdAt``, epoch milliseconds)."""
-    return int(time.time() * 1000)
 
 
 class Chat:
@@ -205,11 +186,49 @@ class Chat:
         return len(events)
 
     # -- phase 2: run ------------------------------------------------------------------------
-    def _replace(self, turn: Turn) -> None:
-        """Replace ``entries[replace_at:]`` (keeping ``turn.keep``), checking the entry is the
-        one the prepare saw; the replaced turns go to the archive as an earlier version."""
-        assert turn.replace_at is not None
-        self.store.history.replace_from(turn.replace_at, turn.original, turn.keep)
+    def _settle(self, turn: Turn) -> RequestPlan:
+        """Plan the turn from the history its prepare read, then store its question — one
+        write transaction, taken only while the history is still the one planned from (its
+        write counter unchanged); when another writer moved it meanwhile, read it again and
+        plan again. An edit or regenerate first replaces ``entries[replace_at:]`` (keeping
+        ``turn.keep``, checking the entry is the one the prepare saw; the replaced turns go to
+        the archive as an earlier version)."""
+        history = self.store.history
+        for _attempt in range(SETTLE_TRIES):
+            state = turn.state
+            base, version = state.history, state.version
+            if turn.reuse:
+                j = turn.replace_at
+                if j is None or j != len(base) - 1 or base[j] != turn.original:
+                    turn.reuse = False  # the history moved on: an ordinary new turn
+                else:
+                    base = base[:j]
+                    turn.user_entry = turn.original or turn.user_entry
+            elif turn.replace_at is not None and not turn.replaced:
+                base, version = history.replace_from(turn.replace_at, turn.original, turn.keep)
+                turn.replaced = True
+            # stamped before planning: the time of the send is part of the pace
+            entry = turn.user_entry if turn.reuse else {**turn.user_entry, "createdAt": now_ms()}
+            plan = plan_request(self.store, turn.card, turn.system, base, entry, state=state)
+            turn.dropped = plan.request.held_back  # images the per-request cap sent as labels
+            turn.hits_before = recent_hits(base, entry, turn.card.cache_rule, state.pace)
+            if turn.reuse:
+                if history.version() == version:
+                    turn.stored_at = version
+                    return plan
+            else:
+                after = history.append_at(entry, version)
+                if after is not None:
+                    turn.user_entry, turn.stored_at = entry, after
+                    self.store.local.modify(
+                        PACE_KEY, partial(remember_question, at=entry["createdAt"]), []
+                    )
+                    return plan
+            turn.state = read_state(self.store)
+        raise StoreError(
+            "the conversation kept changing while this turn was prepared; nothing was sent",
+            hint="another window or process is writing to it: retry when it is done",
+        )
 
     def run(
         self,
@@ -241,32 +260,10 @@ class Chat:
             self._cancels.add(cancel)
         appended = False
         try:
-            start_session = self.store.sessions.active_id()
-            if turn.reuse:
-                history = self.store.history.read()
-                j = turn.replace_at
-                if j is None or j != len(history) - 1 or history[j] != turn.original:
-                    turn.reuse = False  # the history moved on: an ordinary new turn
-                else:
-                    history = history[:j]
-                    turn.user_entry = turn.original or turn.user_entry
-            elif turn.replace_at is not None:
-                self._replace(turn)
-            if not turn.reuse:
-                history = self.store.history.read()
-            if not turn.reuse:  # stamped first: the time of the send is part of the pace
-                turn.user_entry = {**turn.user_entry, "createdAt": now_ms()}
-            plan = plan_request(self.store, turn.card, turn.system, history, turn.user_entry)
-            turn.dropped = plan.request.held_back  # images the per-request cap sent as labels
-            pace = self.store.local.get(PACE_KEY)
-            earlier = [t for t in pace if isinstance(t, int)] if isinstance(pace, list) else []
-            turn.hits_before = recent_hits(history, turn.user_entry, turn.card.cache_rule, earlier)
+            plan = self._settle(turn)
+            start_session = turn.state.session_id
             if turn.dropped:
                 notify(held_back_note(turn.dropped))
-            if not turn.reuse:
-                self.store.history.append(turn.user_entry)
-                at = turn.user_entry["createdAt"]
-                self.store.local.modify(PACE_KEY, lambda t: remember_question(t, at), [])
             appended = True
             try:
                 outcome = self._call(turn, plan, cancel, (on_delta, on_reasoning), notify)
@@ -302,75 +299,9 @@ class Chat:
         notify: Callable[[str], None],
         discard_partial: bool,
     ) -> Reply:
-        done = outcome.done
-        request = outcome.plan.request
-        previous = self.store.local.get(LAST_REQUEST_KEY)
-        stats = request_stats(request, previous.get("body") if isinstance(previous, dict) else None)
-        remember_request(self.store, request.style, request.body)
-        warning = truncation_warning(stats["estTokens"], done.usage)
-        if warning:
-            notify(warning)
-        if done.cut_short and (done.text or done.reasoning) and not discard_partial:
-            notify(CUT_SHORT_WARNING)
-        if done.finish_reason in ("length", "max_tokens", "max_output_tokens"):
-            notify("the reply hit the model's output limit and may be cut short")
-        card = turn.card
-        fell = hit_drop_notice(
-            turn.hits_before,
-            done.usage,
-            model=card.model,
-            now_ms=now_ms(),
+        return finish_turn(
+            self.store, turn, outcome, start_session, warnings, notify, discard_partial
         )
-        if fell:
-            notify(fell)
-        reply = Reply(
-            text=done.text,
-            provider=card.name,
-            model=card.model,
-            usage=done.usage,
-            interrupted=done.interrupted,
-            warnings=warnings,
-            stats=stats,
-            response_id=done.response_id,
-            finish_reason=done.finish_reason,
-            rescued=bool(outcome.changed),
-            dropped_images=turn.dropped,
-            landed="none",
-            cost=turn_cost(done.usage, card.prices),
-            reasoning=done.reasoning,
-        )
-        if done.interrupted and (discard_partial or not (done.text or done.reasoning)):
-            return reply
-        if not done.text and not done.reasoning:
-            notify(EMPTY_REPLY_WARNING)
-            return reply
-        if not done.text and not done.interrupted:
-            notify(NO_ANSWER_WARNING)
-        assistant: Entry = {
-            "role": "assistant",
-            "content": done.text,
-            "provider": {"name": card.name, "model": card.model},
-        }
-        if done.reasoning:
-            assistant["reasoning"] = done.reasoning
-        if done.interrupted:
-            assistant["interrupted"] = True
-        if done.usage is not None:
-            assistant["usage"] = dict(done.usage)
-        assistant["createdAt"] = now_ms()
-        reply.landed, reply.session_id = land(
-            self.store,
-            turn.user_entry,
-            assistant,
-            start_session,
-            outcome.changed,
-            not done.interrupted,
-        )
-        if reply.landed == "archive":
-            notify(ARCHIVED_NOTICE)
-        elif reply.landed == "live" and not done.interrupted:
-            remember_response(self.store, card, assistant, done.response_id)
-        return reply
 
     def _stream(
         self,
@@ -417,7 +348,13 @@ class Chat:
             raise
         notify(RESCUE_NOTICE)
         rescued = plan_request(
-            self.store, turn.card, turn.system, stubbed, turn.user_entry, chain=False
+            self.store,
+            turn.card,
+            turn.system,
+            stubbed,
+            turn.user_entry,
+            chain=False,
+            state=turn.state,
         )
         again = Produced()
         try:

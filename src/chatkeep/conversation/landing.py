@@ -17,7 +17,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..entries import Entry
-from ..rules.images import stamp_images_seen
 from .turn import apply_stubs, find_entry, stamp_up_to
 
 if TYPE_CHECKING:
@@ -40,8 +39,12 @@ def land(
     start_session: str,
     changed: list[dict[str, Any]],
     stamp: bool,
+    *,
+    expect: int | None = None,
 ) -> tuple[str, str | None]:
-    """Store ``assistant`` after ``user_entry`` (see the module docstring)."""
+    """Store ``assistant`` after ``user_entry`` (see the module docstring). ``expect``: the
+    history write counter right after the question was stored; while it has not moved the
+    question is the newest entry and the reply is appended without reading the history."""
     sessions = profile.sessions
     end_session = sessions.active_id()
     same = end_session == start_session or not start_session
@@ -79,11 +82,12 @@ def land(
 
         history = profile.history
         with history.locked():
-            if not changed and history.tail(1) == [user_entry]:
+            if not changed and expect is not None and history.version() == expect:
                 # the usual turn: its question is the newest entry, so the reply is appended
-                # and only the rows still holding unseen images are read and stamped
+                # and the rows still flagged unseen are stamped on their stored text (no pixel
+                # is decoded or hashed again)
                 if stamp:
-                    history.modify_unseen(stamp_images_seen)
+                    history.stamp_seen()
                 history.append(assistant)
                 landed = True
             else:

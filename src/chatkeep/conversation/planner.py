@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from ..constants import ACTIVE_SESSION_KEY
 from ..entries import (
     Entry,
     image_part_url,
@@ -37,15 +38,24 @@ from ..entries import (
     is_image_part,
     last_question,
     text_length,
+    validate_entry,
 )
 from ..errors import InvalidEntry, InvalidValue, ProviderConfigError
 from ..providers import Card, resolve_provider
 from ..rules.accounting import request_stats
 from ..rules.cache import PACE_KEY, prompt_cache_key
-from ..rules.cache_read import predicted_cache_read
+from ..rules.cache_read import predicted_cache_read, request_blocks
 from ..rules.request_images import request_steps
-from ..rules.wire import HISTORY_STEPS, HistoryStep, WireRequest, build_request, request_entries
+from ..rules.request_print import print_from_json, request_print
+from ..rules.wire import (
+    HISTORY_STEPS,
+    HistoryStep,
+    WireRequest,
+    build_request,
+    request_entries,
+)
 from .chain import chained_response
+from .state import LAST_REQUEST_KEY, RESPONSE_CHAIN_KEY, TurnState, read_state
 from .turn import system_prompt
 
 if TYPE_CHECKING:
@@ -58,10 +68,10 @@ __all__ = [
     "build_for_card",
     "plan_request",
     "preview_request",
+    "previous_request",
     "remember_request",
 ]
 
-LAST_REQUEST_KEY = "lastRequest"
 PREVIEW_DRAFT = "(your next message)"
 SNIPPET_CHARS = 160
 _IMAGE_TYPES = ("image_url", "input_image", "image")
@@ -112,8 +122,10 @@ def build_for_card(
     prompt_cache_key: str | None = None,
     pace: Sequence[int] = (),
     one_off: bool = False,
+    checked: bool = False,
 ) -> WireRequest:
-    """The wire request of ``card``'s style: the one card → builder keyword mapping."""
+    """The wire request of ``card``'s style: the one card → builder keyword mapping
+    (``checked``: the history and the new entry were validated where they came in)."""
     return build_request(
         card.style,
         history,
@@ -130,6 +142,7 @@ def build_for_card(
         cache_rule=card.cache_rule,
         pace=pace,
         one_off=one_off,
+        checked=checked,
     )
 
 
@@ -192,10 +205,14 @@ def plan_request(
     steps: Sequence[HistoryStep] = HISTORY_STEPS,
     chain: bool = True,
     one_off: bool = False,
+    state: TurnState | None = None,
 ) -> RequestPlan:
     """Plan the request for ``history`` + ``user_entry`` (``chain=False``: never continue a
     server transcript, e.g. for the overflow rescue, which must resend everything;
-    ``one_off``: no later request repeats ``user_entry``, a summary call)."""
+    ``one_off``: no later request repeats ``user_entry``, a summary call).
+    ``state``: what the turn read (:func:`~.state.read_state`) — the active session, the
+    response chain and the pace come from it, and the history and entry are trusted as
+    validated where they came in; without it they are read (one transaction) and checked."""
     if not isinstance(card, Card):
         raise InvalidValue("plan_request takes a resolved provider Card (chatkeep.providers)")
     if not isinstance(system, str):
@@ -204,11 +221,18 @@ def plan_request(
     # checks the history and the new entry in full)
     if not isinstance(history, list) or not all(isinstance(e, dict) for e in history):
         raise InvalidEntry("the history is a list of entry objects", field="history")
-    previous = chained_response(profile, card, history) if chain else None
+    if state is not None:
+        session_id, chain_record, pace = state.session_id, state.chain, state.pace
+    else:
+        kept = profile.local.get([ACTIVE_SESSION_KEY, RESPONSE_CHAIN_KEY, PACE_KEY])
+        session_id = kept.get(ACTIVE_SESSION_KEY) or ""
+        chain_record = kept.get(RESPONSE_CHAIN_KEY)
+        times = kept.get(PACE_KEY)
+        pace = [t for t in times if isinstance(t, int)] if isinstance(times, list) else []
+    previous = chained_response(card, history, chain_record) if chain else None
     cache_key = None
     if card.prompt_cache_key:  # one OpenAI cache route per profile and conversation (§6.3)
-        cache_key = prompt_cache_key(profile.profile, profile.sessions.active_id())
-    pace = profile.local.get(PACE_KEY)
+        cache_key = prompt_cache_key(profile.profile, str(session_id))
     request = build_for_card(
         card,
         history,
@@ -217,8 +241,9 @@ def plan_request(
         previous_response_id=previous,
         steps=steps,
         prompt_cache_key=cache_key,
-        pace=[t for t in pace if isinstance(t, int)] if isinstance(pace, list) else (),
+        pace=pace,
         one_off=one_off,
+        checked=state is not None,
     )
     return RequestPlan(
         request=request,
@@ -231,10 +256,23 @@ def plan_request(
     )
 
 
-def remember_request(profile: Profile, style: str, body: dict[str, Any]) -> None:
-    """Record the request just sent, for the next preview's prefix comparison (images in it
-    are stored once, as blobs, like everywhere else)."""
-    profile.local.set(LAST_REQUEST_KEY, {"style": style, "body": body})
+def remember_request(profile: Profile, request: WireRequest, raw: bytes) -> None:
+    """Record the figures of the request just sent (``raw``: its serialized bytes) for the
+    next turn's and preview's prefix comparison: its
+    :class:`~chatkeep.rules.request_print.RequestPrint`, not the body (no image is stored,
+    hashed or read back for it)."""
+    made = request_print(request, raw, request_blocks(request))
+    profile.local.set(LAST_REQUEST_KEY, made.to_json())
+
+
+def previous_request(stored: Any) -> Any:
+    """What the prefix figures compare with, from the stored ``lastRequest``: its print, the
+    body an earlier version kept, or ``None``."""
+    made = print_from_json(stored)
+    if made is not None:
+        return made
+    body = stored.get("body") if isinstance(stored, dict) else None
+    return body if isinstance(body, dict) else None
 
 
 def _message_row(role: str, content: Any) -> dict[str, Any]:
@@ -309,25 +347,26 @@ def preview_request(
     request, :func:`~chatkeep.rules.cache_read.predicted_cache_read`)."""
     if not isinstance(draft, str):
         raise InvalidValue(f"the draft must be a string, got {type(draft).__name__}")
-    settings = profile.get_all()
+    state = read_state(profile)
+    settings = state.settings
     card, problem, key_problem = _preview_card(settings, provider, model, env)
-    history = profile.history.read()
+    history = state.history
     user_entry: Entry = {
         "role": "user",
         "content": draft if draft.strip() else PREVIEW_DRAFT,
         "createdAt": int(time.time() * 1000),  # sent now: the pace the cache lifetime reads
     }
+    validate_entry(user_entry)  # the draft comes in here
     system = system_prompt(settings)
-    plan = plan_request(profile, card, system, history, user_entry)
+    plan = plan_request(profile, card, system, history, user_entry, state=state)
     request = plan.request
-    naive = request_stats(build_for_card(card, history, user_entry, system, steps=()))
-    stored = profile.local.get(LAST_REQUEST_KEY)
-    previous: Any = stored.get("body") if isinstance(stored, dict) else None
-    source = "sent" if isinstance(previous, dict) else None
+    naive = request_stats(build_for_card(card, history, user_entry, system, steps=(), checked=True))
+    previous: Any = previous_request(state.last_request)
+    source = "sent" if previous is not None else None
     if source is None:
         j = last_question(history)
         if j >= 0:
-            previous = build_for_card(card, history[:j], history[j], system).body
+            previous = build_for_card(card, history[:j], history[j], system, checked=True).body
             source = "rebuilt"
     stats = request_stats(request, previous)
     return {

@@ -1,10 +1,12 @@
 """Phase one of a turn (SPEC §3.5, §5.5, §7.1): check everything, write nothing.
 
-Each function returns a :class:`Turn` — the resolved provider card, the new user entry (every
-pasted image whole, validated; the per-request image cap is applied when the request is built,
-§5.5), the system prompt, and for edit/regenerate which stored entry the turn replaces — or
-raises a typed error (``InvalidValue``, ``InvalidEntry``, ``ProviderConfigError``) before
-anything is written. :meth:`chatkeep.conversation.Chat.run` performs a ``Turn``.
+Each function reads the store once (:func:`~.state.read_state`: one read transaction) and
+returns a :class:`Turn` — the resolved provider card, the new user entry (every pasted image
+whole, validated here, where it comes in, and trusted after; the per-request image cap is
+applied when the request is built, §5.5), the system prompt, for edit/regenerate which stored
+entry the turn replaces, and the :class:`~.state.TurnState` it was checked against — or raises
+a typed error (``InvalidValue``, ``InvalidEntry``, ``ProviderConfigError``) before anything is
+written. :meth:`chatkeep.conversation.Chat.run` performs a ``Turn``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from ..entries import Entry, entry_text, is_attachment, last_question
 from ..errors import AttachError, InvalidValue
 from ..providers import Card, resolve_provider
 from ..rules.tokens import image_size
+from .state import TurnState, read_state
 from .turn import build_user_entry, entry_images, system_prompt
 
 if TYPE_CHECKING:
@@ -34,6 +37,8 @@ class Turn:
     card: Card
     user_entry: Entry
     system: str
+    #: the store as the prepare read it (settings, history, session, last request)
+    state: TurnState
     warnings: list[str] = field(default_factory=list)
     #: images the per-request cap sent as labels (set when the request is planned)
     dropped: int = 0
@@ -46,12 +51,15 @@ class Turn:
     reuse: bool = False
     #: the cache-hit share of the replies before this turn (set when the request is planned)
     hits_before: dict[str, Any] | None = None
+    #: edit/regenerate: the replaced entries are gone (set when the run replaced them)
+    replaced: bool = False
+    #: the history write counter once the question is stored (the landing checks it)
+    stored_at: int | None = None
 
 
-def _check_pixels(profile: Profile, entry: Entry) -> None:
+def _check_pixels(limit: Any, entry: Entry) -> None:
     """Every pasted image within the pixel limit (§12: 50 megapixels unless the setting
     ``maxImagePixels`` raises it), read from its header before anything decodes it."""
-    limit = profile.local.get(MAX_IMAGE_PIXELS_KEY)
     if not isinstance(limit, int) or isinstance(limit, bool) or limit <= 0:
         limit = DEFAULT_MAX_IMAGE_PIXELS
     for k, url in enumerate(entry_images(entry), 1):
@@ -69,7 +77,7 @@ def _check_pixels(profile: Profile, entry: Entry) -> None:
 
 
 def _turn(
-    profile: Profile,
+    state: TurnState,
     env: Mapping[str, str] | None,
     kind: str,
     text: Any,
@@ -77,11 +85,11 @@ def _turn(
     provider: str | None,
     model: str | None,
 ) -> Turn:
-    settings = profile.get_all()
+    settings = state.settings
     card = resolve_provider(settings, provider, model, env=env)
     entry = build_user_entry(text, images)
-    _check_pixels(profile, entry)
-    return Turn(kind=kind, card=card, user_entry=entry, system=system_prompt(settings))
+    _check_pixels(state.max_image_pixels, entry)
+    return Turn(kind=kind, card=card, user_entry=entry, system=system_prompt(settings), state=state)
 
 
 def prepare_send(
@@ -94,8 +102,9 @@ def prepare_send(
 ) -> Turn:
     """Check one new turn. Sending the text (and images) of the unanswered last question
     again answers that question instead of adding a second one (§3.5)."""
-    turn = _turn(profile, env, "send", text, images, provider, model)
-    history = profile.history.read()
+    state = read_state(profile)
+    turn = _turn(state, env, "send", text, images, provider, model)
+    history = state.history
     if history:
         last = history[-1]
         if (
@@ -121,7 +130,8 @@ def prepare_edit(
 ) -> Turn:
     """Check replacing user entry ``i`` (and everything after it) by ``text``;
     ``images=None`` keeps the edited entry's images."""
-    history = profile.history.read()
+    state = read_state(profile)
+    history = state.history
     if isinstance(i, bool) or not isinstance(i, int) or not 0 <= i < len(history):
         raise InvalidValue(
             f"no history entry at index {i!r} (the live history has {len(history)})",
@@ -133,7 +143,7 @@ def prepare_edit(
             f"entry {i} is not a message you wrote", hint="only your own messages can be edited"
         )
     pics = entry_images(original) if images is None else images
-    turn = _turn(profile, env, "edit", text, pics, provider, model)
+    turn = _turn(state, env, "edit", text, pics, provider, model)
     turn.replace_at, turn.original = i, original
     return turn
 
@@ -146,13 +156,14 @@ def prepare_regenerate(
 ) -> Turn:
     """Check sending the last question again in place of its answer (or answering it,
     when a failed send left it unanswered)."""
-    history = profile.history.read()
+    state = read_state(profile)
+    history = state.history
     i = last_question(history)
     if i < 0:
         raise InvalidValue("there is no question to regenerate", hint="send a message first")
     original = history[i]
     turn = _turn(
-        profile, env, "regenerate", entry_text(original), entry_images(original), provider, model
+        state, env, "regenerate", entry_text(original), entry_images(original), provider, model
     )
     turn.replace_at, turn.original = i, original
     turn.keep = [e for e in history[i + 1 :] if is_attachment(e)]

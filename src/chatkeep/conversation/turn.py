@@ -18,6 +18,7 @@ All functions are pure and never mutate their inputs.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,9 +33,15 @@ __all__ = [
     "build_user_entry",
     "entry_images",
     "find_entry",
+    "now_ms",
     "stamp_up_to",
     "system_prompt",
 ]
+
+
+def now_ms() -> int:
+    """The time an entry is appended (``createdAt``, epoch milliseconds)."""
+    return int(time.time() * 1000)
 
 
 @dataclass

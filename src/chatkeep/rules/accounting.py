@@ -10,7 +10,8 @@
   exact); a bare body is judged Anthropic when it carries Anthropic ``image``/``system`` blocks;
 - ``bytes`` — length of the serialized body;
 - ``prefixBytes`` — length of the longest common byte prefix with the previous request of the
-  same conversation (0 without one);
+  same conversation (0 without one); the previous request may be given as its
+  :class:`~chatkeep.rules.request_print.RequestPrint`, the figures the engine keeps of it;
 - ``prefixRatio`` — ``prefixBytes / bytes``: the share of this request that repeats the start
   of the previous one byte for byte (what a provider prompt cache can serve);
 - ``prefixOfPrevious`` — ``prefixBytes`` over the previous request's size.
@@ -22,6 +23,7 @@ from typing import Any
 
 from ..errors import InvalidValue
 from ..limits import DOCUMENT_MAX_DEPTH, check_value
+from .request_print import RequestPrint, common_prefix_length, shared_prefix
 from .tokens import image_tokens, text_tokens
 from .wire.base import WireRequest, serialize
 
@@ -43,25 +45,6 @@ def _raw(request: WireRequest | dict[str, Any] | bytes) -> bytes:
         return bytes(request)
     body = _body(request)
     return serialize(body if body is not None else {})
-
-
-def common_prefix_length(a: bytes, b: bytes) -> int:
-    """Length of the longest common prefix of two byte strings (C-speed slice compares)."""
-    n = min(len(a), len(b))
-    step = 1 << 16
-    lo = 0
-    while lo < n and a[lo : lo + step] == b[lo : lo + step]:
-        lo += step
-    lo = min(lo, n)
-    hi = min(lo + step, n)
-    # Invariant: a[:lo] == b[:lo]; the first difference (if any) is before hi.
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def _image_url(part: dict[str, Any]) -> str:
@@ -124,11 +107,14 @@ def estimate_tokens(request: WireRequest | dict[str, Any]) -> int:
 
 def request_stats(
     request: WireRequest | dict[str, Any] | bytes,
-    previous: WireRequest | dict[str, Any] | bytes | None = None,
+    previous: WireRequest | dict[str, Any] | bytes | RequestPrint | None = None,
+    *,
+    raw: bytes | None = None,
 ) -> dict[str, Any]:
-    """Size and prefix-reuse figures of one request (see the module docstring)."""
+    """Size and prefix-reuse figures of one request (see the module docstring); ``raw``: the
+    request's serialized bytes when the caller has them already."""
     for what, value in (("request", request), ("previous", previous)):
-        if value is None and what == "previous":
+        if (value is None and what == "previous") or isinstance(value, RequestPrint):
             continue
         if not isinstance(value, WireRequest | dict | bytes | bytearray):
             raise InvalidValue(
@@ -153,10 +139,13 @@ def request_stats(
         acc["chars"] += len(inp)
     else:
         _count(inp or [], acc)
-    raw = _raw(request)
+    raw = raw if raw is not None else _raw(request)
     prefix = 0
     prev_len = 0
-    if previous is not None:
+    if isinstance(previous, RequestPrint):
+        prev_len = previous.size
+        prefix = shared_prefix(raw, previous)
+    elif previous is not None:
         prev_raw = _raw(previous)
         prev_len = len(prev_raw)
         prefix = common_prefix_length(raw, prev_raw)

@@ -53,7 +53,7 @@ from ..constants import PAGE_CONTEXT_PREFIX
 from ..digest import digest_json, hex_of
 from ..entries import Entry, is_attachment, is_image_part, is_text_part
 from .cache_rules import CacheRule
-from .context import age_stale_attachments
+from .context import stale_attachments
 
 __all__ = [
     "EPHEMERAL",
@@ -136,15 +136,11 @@ def _label_cut(i: int, entry: Entry) -> Cut | None:
 
 
 def _newly_aged(before: list[Entry], after: list[Entry], upto: int) -> list[int]:
-    """Indexes ``< upto`` that ``after`` ages and ``before`` did not (identity: unchanged
-    entries come back as the same object)."""
-    aged_before = age_stale_attachments(before)
-    aged_after = age_stale_attachments(after)
-    return [
-        i
-        for i in range(min(upto, len(before), len(after)))
-        if aged_after[i] is not after[i] and aged_before[i] is before[i]
-    ]
+    """Indexes ``< upto`` that ``after`` ages and ``before`` did not (the aging rule's own
+    decision: no stub is built, the request pipeline builds them once)."""
+    was = set(stale_attachments(before))
+    end = min(upto, len(before), len(after))
+    return [i for i in stale_attachments(after) if i < end and i not in was]
 
 
 def _last_assistant(history: Sequence[Entry], end: int) -> int:

@@ -23,9 +23,10 @@ import json
 from typing import Any
 
 from .cache import LOOK_BACK_BLOCKS
+from .request_print import RequestPrint, block_digest
 from .tokens import image_tokens, text_tokens
 
-__all__ = ["MIN_CACHE_TOKENS", "block_tokens", "predicted_cache_read"]
+__all__ = ["MIN_CACHE_TOKENS", "block_tokens", "predicted_cache_read", "request_blocks"]
 
 MIN_CACHE_TOKENS = 1024
 _STEP = 128
@@ -103,14 +104,24 @@ def _blocks(body: dict[str, Any], style: str) -> list[tuple[str, int, bool]]:
     return out
 
 
+def request_blocks(request: Any) -> list[tuple[str, int, bool]]:
+    """``(key, tokens, marked)`` per wire block of a request, in order."""
+    return _blocks(_body(request), _style(request))
+
+
 def predicted_cache_read(request: Any, previous: Any | None) -> dict[str, Any]:
-    """Tokens of ``request`` a provider cache should serve after ``previous`` (docstring)."""
+    """Tokens of ``request`` a provider cache should serve after ``previous`` — a request, a
+    body, or its :class:`~chatkeep.rules.request_print.RequestPrint` (docstring)."""
     style = _style(request)
     now = _blocks(_body(request), style)
     total = sum(t for _, t, _ in now)
-    if previous is None or not _body(previous):
+    if isinstance(previous, RequestPrint):  # compared by the digests the print keeps
+        now = [(block_digest(k), t, m) for k, t, m in now]
+        before = previous.blocks
+    elif previous is None or not _body(previous):
         return {"tokens": 0, "ofTokens": total, "ratio": 0.0}
-    before = _blocks(_body(previous), style)
+    else:
+        before = _blocks(_body(previous), style)
     shared = 0
     while shared < min(len(now), len(before)) and now[shared][0] == before[shared][0]:
         shared += 1

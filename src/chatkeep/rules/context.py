@@ -45,6 +45,7 @@ __all__ = [
     "build_agent_turn",
     "build_page_context_text",
     "oversized_stub",
+    "stale_attachments",
     "stub_oversized_attachments",
     "trimmed_original_chars",
 ]
@@ -146,6 +147,26 @@ def trimmed_original_chars(entry: Entry) -> int | None:
     return int(found.group(1)) if found else None
 
 
+def stale_attachments(
+    history: Sequence[Entry], *, min_user_turns_after: int = 3, min_chars: int = 8000
+) -> list[int]:
+    """The indexes :func:`age_stale_attachments` turns into stubs — the aging rule alone, no
+    stub built (the cache planner asks it about the next turns)."""
+    attachments = [i for i, e in enumerate(history) if is_attachment(e)]
+    if len(attachments) < 2:
+        return []
+    users_after = [0] * (len(history) + 1)
+    for i in range(len(history) - 1, -1, -1):
+        e = history[i]
+        is_user = isinstance(e, dict) and e.get("role") == "user"
+        users_after[i] = users_after[i + 1] + (1 if is_user else 0)
+    return [
+        i
+        for i in attachments[:-1]  # the newest attachment never ages
+        if users_after[i + 1] >= min_user_turns_after and text_length(history[i]) >= min_chars
+    ]
+
+
 def age_stale_attachments(
     history: list[Entry],
     *,
@@ -154,26 +175,15 @@ def age_stale_attachments(
 ) -> list[Entry]:
     """Cold attachments become :func:`aged_stub` strings; the same list when nothing aged."""
     require_entry_list(history)
-    attachments = [i for i, e in enumerate(history) if is_attachment(e)]
-    if len(attachments) < 2:
+    stale = stale_attachments(
+        history, min_user_turns_after=min_user_turns_after, min_chars=min_chars
+    )
+    if not stale:
         return history
-    newest = attachments[-1]
-    users_after = [0] * (len(history) + 1)
-    for i in range(len(history) - 1, -1, -1):
-        e = history[i]
-        is_user = isinstance(e, dict) and e.get("role") == "user"
-        users_after[i] = users_after[i + 1] + (1 if is_user else 0)
-    out: list[Entry] | None = None
-    for i in attachments:
-        if i == newest:
-            continue
-        entry = history[i]
-        if users_after[i + 1] < min_user_turns_after or text_length(entry) < min_chars:
-            continue
-        if out is None:
-            out = list(history)
-        out[i] = {**entry, "content": aged_stub(entry)}
-    return history if out is None else out
+    out = list(history)
+    for i in stale:
+        out[i] = {**history[i], "content": aged_stub(history[i])}
+    return out
 
 
 def stub_oversized_attachments(

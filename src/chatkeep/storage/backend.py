@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import ChatkeepError, StoreError
 from .locks import FifoRLock
 from .sql import MIGRATIONS, Migration, Tx, now_ms
+from .trace import Trace
 
 
 class Backend(ABC):
@@ -110,6 +111,25 @@ class Backend(ABC):
         #: Migrations this database has that this code does not know (a newer chatkeep wrote
         #: it): the store is then opened read-only (see :meth:`find_newer_schema`).
         self.newer_schema: list[str] = []
+        self._traces: list[Trace] = []
+
+    # -- diagnostics (:mod:`.trace`) ----------------------------------------------------------
+    @contextmanager
+    def trace(self) -> Iterator[Trace]:
+        """Record the statements and transactions this connection runs inside the block."""
+        seen = Trace()
+        self._traces.append(seen)
+        try:
+            yield seen
+        finally:
+            self._traces.remove(seen)
+
+    def _note(self, sql: str, transaction: str = "") -> None:
+        """Tell the open traces of one statement (and of the transaction it opens)."""
+        for seen in self._traces:
+            seen.statements.append(sql)
+            if transaction:
+                seen.transactions.append(transaction)
 
     # -- to implement -----------------------------------------------------------------------
     @abstractmethod
@@ -170,6 +190,8 @@ class Backend(ABC):
                 self._begin(write, profile)
             except BaseException as exc:
                 raise self._translated(exc) from exc
+            if self._traces:
+                self._note("BEGIN", "write" if write else "read")
             tx = Tx(self, profile)
             tx.write = write
             self._local.depth, self._local.tx, self._local.write = 1, tx, write
@@ -190,6 +212,8 @@ class Backend(ABC):
                 if tx.search_written:
                     self.tidy_search()
                 self._commit()
+                if self._traces:
+                    self._note("COMMIT")
             except BaseException as exc:
                 try:
                     self._rollback()
@@ -206,6 +230,9 @@ class Backend(ABC):
         if self._closed:
             raise StoreError("the store is closed", hint="open it again with chatkeep.open()")
         with self.lock:
+            if self._traces and not getattr(self._local, "depth", 0):
+                for seen in self._traces:  # a lone statement: its own transaction
+                    seen.transactions.append("autocommit")
             try:
                 rows = self.query(sql, params)
             except BaseException as exc:  # autocommit: a failed statement leaves no transaction

@@ -27,7 +27,7 @@ to the key's owner ``k:session_<id>``, as they did when the body was one value.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..constants import SESSION_BODY_PREFIX, TEXT_DIGEST_CAP
@@ -220,9 +220,12 @@ class BodyRows:
         self.search_entry_removed(sid, int(got[0][2]))
         return (got[0][0], got[0][1])
 
-    def body_replace(self, key: str, rows: list[Row], blobs: dict[str, Blob]) -> None:
+    def body_replace(
+        self, key: str, rows: list[Row], blobs: dict[str, Blob], refs: Iterable[str] = ()
+    ) -> None:
         """Write a whole body: its rows replace the old ones; references follow (a blob no row
-        references any more is collected)."""
+        references any more is collected). ``refs``: blobs the rows reference that are
+        stored already (a body copied in its stored form)."""
         sid = key[len(SESSION_BODY_PREFIX) :]
         self.bump("kv")
         self.put_blobs(blobs)
@@ -232,8 +235,9 @@ class BodyRows:
         self.search_key_written(key, "[" + ",".join(text for text, _ in rows) + "]", blobs)
         owner = "k:" + key
         old = self.drop_refs([owner])
-        self.add_refs(owner, blobs)
-        self.gc(old - set(blobs))
+        held = set(blobs).union(refs)
+        self.add_refs(owner, held)
+        self.gc(old - held)
 
     def body_append(self, sid: str, entries: Sequence[Any]) -> bool | None:
         """Append ``entries`` (validated) to the body of ``sid``: their rows are inserted, marked

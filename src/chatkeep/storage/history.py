@@ -106,6 +106,17 @@ class History(ArchiveRows):
         with self._b.transaction(self._profile, write=False) as tx:
             return self.entries_in(tx)
 
+    def read_versioned(self) -> tuple[Entries, int]:
+        """:meth:`read` and the history write counter it was read at (:meth:`append_at`)."""
+        with self._b.transaction(self._profile, write=False) as tx:
+            return self.entries_in(tx), tx.versions()[1]
+
+    def version(self) -> int:
+        """The history write counter: it moves with every write to the live history, from any
+        process, so an equal counter means the rows read at it are still the live ones."""
+        with self._b.transaction(self._profile, write=False) as tx:
+            return tx.versions()[1]
+
     def entries_in(self, tx: Tx) -> Entries:
         """The live entries: one fetch of every row's text joined, one parse, one blob query;
         row by row only when some row does not parse (to skip just that row)."""
@@ -167,10 +178,11 @@ class History(ArchiveRows):
 
     def replace_from(
         self, i: int, original: dict[str, Any] | None, keep: Entries | None = None
-    ) -> None:
+    ) -> tuple[Entries, int]:
         """Edit & resend and regenerate (SPEC §3.5): :meth:`truncate_from` ``i`` keeping
         ``keep`` after ``entries[:i]``, checked in the same transaction: ``InvalidValue``
-        (nothing changed) when ``entries[i]`` is no longer ``original``."""
+        (nothing changed) when ``entries[i]`` is no longer ``original``. Returns the live
+        entries written and the history write counter after the write (:meth:`append_at`)."""
 
         def check(entries: Entries) -> None:
             if i >= len(entries) or entries[i] != original:
@@ -179,9 +191,11 @@ class History(ArchiveRows):
                     hint="look at the history again and retry",
                 )
 
-        self._cut(i, list(keep or []), check)
+        with self._b.transaction(self._profile) as tx:
+            entries = self._cut(i, list(keep or []), check)
+            return entries, tx.versions()[1]
 
-    def _cut(self, i: int, keep: Entries, check: Callable[[Entries], None] | None) -> None:
+    def _cut(self, i: int, keep: Entries, check: Callable[[Entries], None] | None) -> Entries:
         """Remove ``entries[i:]`` but ``keep`` (which stay after ``entries[:i]``); the removed
         ones go to the end of the archive as an earlier version of turn ``i`` (each marked
         ``replacedAt: i``), in one transaction — nothing is destroyed (SPEC §3.5)."""
@@ -191,11 +205,12 @@ class History(ArchiveRows):
             if check is not None:
                 check(entries)
             if i >= len(entries):
-                return
+                return entries
             gone = [e for e in entries[i:] if not any(e == k for k in keep)]
             if gone:
                 self._archive_in(tx, [{**e, "replacedAt": i} for e in gone])
             self.replace_in(tx, entries[:i] + keep, loaded)
+            return entries[:i] + keep
 
     # -- writing ----------------------------------------------------------------------------
     def _bound(self, tx: Tx, count: int, chars: int) -> tuple[int, int]:
@@ -359,6 +374,20 @@ class History(ArchiveRows):
             tx.hist_insert(pos, chars, text, blobs, _unseen(entry))
             count, total = tx.hist_state()
             return self._after_write(tx, count + 1, total + chars)
+
+    def append_at(self, entry: dict[str, Any], version: int) -> int | None:
+        """Append ``entry`` — already validated where it came in (the engine's prepare) — when
+        the history is still at write counter ``version`` (:meth:`read_versioned`); returns the
+        counter after the write, or ``None`` with nothing written when the history moved."""
+        text, blobs, chars = _encode_entry(entry)
+        with self._b.transaction(self._profile) as tx:
+            if tx.versions()[1] != version:
+                return None
+            pos = tx.hist_next_pos()
+            tx.hist_insert(pos, chars, text, blobs, _unseen(entry))
+            count, total = tx.hist_state()
+            self._after_write(tx, count + 1, total + chars)
+            return tx.versions()[1]
 
     def clear(self) -> None:
         with self._b.transaction(self._profile) as tx:

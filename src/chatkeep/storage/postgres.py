@@ -239,9 +239,13 @@ class PostgresBackend(Backend):
             ) from exc
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        if self._traces:
+            self._note(sql)
         self._conn.execute(sql.replace("?", "%s"), tuple(params))  # type: ignore[arg-type]
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        if self._traces:
+            self._note(sql)
         return self._conn.execute(sql.replace("?", "%s"), tuple(params)).fetchall()  # type: ignore[arg-type]
 
     def _begin(self, write: bool, profile: str) -> None:

@@ -13,7 +13,7 @@ import copy
 import os
 import tempfile
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from json import loads
 from typing import IO, Any
 
@@ -26,6 +26,7 @@ from .areas import LocalArea, MemoryArea
 from .backend import Backend
 from .history import History
 from .sessions import Sessions
+from .trace import Trace
 from .transfer import export_profile, import_profile
 
 __all__ = ["Profile"]
@@ -136,6 +137,20 @@ class Profile:
 
         self.local.modify(ORIGINAL_PREFIX + attach_id, fn)
         return wrote
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """One read transaction around several reads (settings, keys, the live history): they
+        all see the same state, and the store is asked once instead of once per read."""
+        with self._backend.transaction(self.profile, write=False):
+            yield
+
+    # -- diagnostics ------------------------------------------------------------------------
+    def trace(self) -> AbstractContextManager[Trace]:
+        """``with store.trace() as t:`` records the SQL statements and transactions this
+        store's connection runs inside the block (:class:`chatkeep.storage.trace.Trace`):
+        what one send, save or load costs the database, on either backend."""
+        return self._backend.trace()
 
     # -- search -----------------------------------------------------------------------------
     def search(

@@ -56,8 +56,9 @@ from .drawer_rows import (
 from .history import Entries, History
 from .legacy_index import body_key, migrate_index, needs_migration, text_digest
 from .sql import Tx, now_ms
-from .switching import Switching
-from .writeback import full_body, mark_in, unchanged
+from .stored_copy import body_len, body_name, put_body
+from .switching import Body, Switching
+from .writeback import mark_in, unchanged
 
 __all__ = ["MIN_ID_PREFIX", "Sessions", "auto_name"]
 
@@ -213,23 +214,23 @@ class Sessions(Switching):
         return _evicted.evict_in(tx, [i for i in dict.fromkeys(oldest) if i not in kept][:excess])
 
     def _save_in(
-        self, tx: Tx, name: str | None, body: Entries, live: int, keep: Iterable[str] = ()
+        self, tx: Tx, name: str | None, body: Body, live: int, keep: Iterable[str] = ()
     ) -> Row:
         """Save ``body`` as a new session whose last ``live`` entries are the live history;
         it becomes the loaded one. The row says ``evicted`` when sessions left the drawer."""
         sid = uuid.uuid4().hex
         row: Row = {
             "id": sid,
-            "name": check_name(name) if name and name.strip() else auto_name(body),
+            "name": check_name(name) if name and name.strip() else body_name(body),
             "createdAt": now_ms(),
             "pinned": False,
         }
-        tx.kv_put(body_key(sid), body)
+        digest = put_body(tx, body_key(sid), body)
         tx.index_append(row)
-        tx.digest_add(sid, text_digest(body))  # a fresh uuid4 id: no old digest
+        tx.digest_add(sid, digest)  # a fresh uuid4 id: no old digest
         evicted = self._evict(tx, keep=[sid, *keep])
         tx.kv_put(ACTIVE_SESSION_KEY, sid)
-        mark_in(tx, sid, len(body) - live)
+        mark_in(tx, sid, body_len(body) - live)
         return with_evicted(light(row), evicted)
 
     def save(self, name: str | None = None) -> Row | None:
@@ -239,11 +240,11 @@ class Sessions(Switching):
             check_text(name, "the session name")
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
-            live = self._history.entries_in(tx)
-            if not live:
+            live = self._live_in(tx)
+            if not body_len(live):
                 return None
-            body = full_body(tx, self._active_in(tx), live)
-            return self._save_in(tx, name, body, len(live))
+            body = self._whole(tx, self._active_in(tx), live)
+            return self._save_in(tx, name, body, body_len(live))
 
     def add_many(
         self,
@@ -298,16 +299,15 @@ class Sessions(Switching):
             self._b.refresh_statistics()
         return added
 
-    def _update_in(self, tx: Tx, session_id: str, body: Entries) -> Row | None:
+    def _update_in(self, tx: Tx, session_id: str, body: Body) -> Row | None:
         """Write one session's body and digest; its index row (name, pin, place) is kept."""
         found = tx.index_find(session_id)
         if found is None:
             return None
-        tx.kv_put(body_key(session_id), body)
-        tx.digest_put(session_id, text_digest(body))
+        tx.digest_put(session_id, put_body(tx, body_key(session_id), body))
         return light(found[1])
 
-    def _write_into(self, tx: Tx, session_id: str, live: Entries) -> Row | None:
+    def _write_into(self, tx: Tx, session_id: str, live: Body) -> Row | None:
         """Write the live history back into session ``session_id``: the loaded session is kept
         whole (:mod:`.writeback`); ``None`` when that session is not in the drawer."""
         if session_id != self._active_in(tx):  # not the loaded one: the live history as it is
@@ -315,18 +315,18 @@ class Sessions(Switching):
         if unchanged(tx, session_id) and tx.kv_form(body_key(session_id)) is not None:
             found = tx.index_find(session_id)
             return None if found is None else light(found[1])  # it holds the live history
-        body = full_body(tx, session_id, live)
+        body = self._whole(tx, session_id, live)
         row = self._update_in(tx, session_id, body)
         if row is not None:
-            mark_in(tx, session_id, len(body) - len(live))
+            mark_in(tx, session_id, body_len(body) - body_len(live))
         return row
 
     def update(self, session_id: str) -> Row | None:
         check_id(session_id)
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
-            live = self._history.entries_in(tx)
-            if not live:
+            live = self._live_in(tx)
+            if not body_len(live):
                 return None
             return self._write_into(tx, session_id, live)
 

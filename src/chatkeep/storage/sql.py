@@ -276,8 +276,10 @@ class Tx(BlobRows, HistoryRows, IndexRows, BodyRows, SearchRows):
                 chunk,
             )
 
-    def kv_put_encoded(self, key: str, text: str, blobs: dict[str, Blob]) -> None:
-        if key == SESSIONS_INDEX_KEY:
+    def kv_put_encoded(
+        self, key: str, text: str, blobs: dict[str, Blob], refs: Iterable[str] = ()
+    ) -> None:
+        if key == SESSIONS_INDEX_KEY:  # refs: blobs the text references, stored already
             try:
                 value = codec.decode(text, lambda hs: {h: blobs[h].url() for h in hs if h in blobs})
             except CorruptValue:
@@ -287,9 +289,9 @@ class Tx(BlobRows, HistoryRows, IndexRows, BodyRows, SearchRows):
         if is_body_key(key):
             rows = rows_of_stored(text)
             if rows is not None:
-                self.body_replace(key, rows, blobs)
+                self.body_replace(key, rows, blobs, refs)
                 return
-        self._kv_write(key, text, blobs)
+        self._kv_write(key, text, blobs, refs)
 
     def bump(self, what: str) -> None:
         """Count one more write of ``what`` (``kv`` or ``history``) for this profile, once per
@@ -309,7 +311,9 @@ class Tx(BlobRows, HistoryRows, IndexRows, BodyRows, SearchRows):
             return (-time.monotonic_ns(),) * 2  # a value no cache holds: every cache reads again
         return (int(r[0][0]), int(r[0][1])) if r else (0, 0)
 
-    def _kv_write(self, key: str, text: str, blobs: dict[str, Blob]) -> None:
+    def _kv_write(
+        self, key: str, text: str, blobs: dict[str, Blob], refs: Iterable[str] = ()
+    ) -> None:
         self.bump("kv")
         self.put_blobs(blobs)
         self.run(
@@ -319,8 +323,9 @@ class Tx(BlobRows, HistoryRows, IndexRows, BodyRows, SearchRows):
         )
         owner = "k:" + key
         old = self.drop_refs([owner])
-        self.add_refs(owner, blobs)
-        self.gc(old - set(blobs))
+        held = set(blobs).union(refs)
+        self.add_refs(owner, held)
+        self.gc(old - held)
         self.search_key_written(key, text, blobs)
 
     def kv_put(self, key: str, value: Any, *, checked: bool = False) -> None:

@@ -380,9 +380,13 @@ class SQLiteBackend(Backend):
         return found if found is not None else super().match_ords_sql(needle, profile)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
+        if self._traces:
+            self._note(sql)
         self._conn.execute(sql, tuple(params))
 
     def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        if self._traces:
+            self._note(sql)
         return self._conn.execute(sql, tuple(params)).fetchall()
 
     def _begin(self, write: bool, profile: str) -> None:

@@ -30,9 +30,12 @@ from .drawer_rows import check_id, check_name, evicted_light, light, with_evicte
 from .history import Entries, History
 from .legacy_index import body_key, text_digest
 from .sql import Tx, now_ms
-from .writeback import mark_in
+from .stored_copy import StoredBody, body_len, stored_body, stored_live, write_live
+from .writeback import full_body, full_stored, mark_in
 
 Row = dict[str, Any]
+#: A session body as stored (copied, :mod:`.stored_copy`) or decoded (a damaged row read).
+Body = StoredBody | Entries
 
 
 class Switching:
@@ -47,21 +50,36 @@ class Switching:
         def _ensure_migrated(self) -> None: ...
         def _active_in(self, tx: Tx) -> str: ...
         def _evict(self, tx: Tx, keep: Iterable[str]) -> int: ...
-        def _write_into(self, tx: Tx, session_id: str, live: Entries) -> Row | None: ...
+        def _write_into(self, tx: Tx, session_id: str, live: Body) -> Row | None: ...
         def _save_in(
-            self, tx: Tx, name: str | None, body: Entries, live: int, keep: Iterable[str] = ()
+            self, tx: Tx, name: str | None, body: Body, live: int, keep: Iterable[str] = ()
         ) -> Row: ...
 
+    def _live_in(self, tx: Tx) -> Body:
+        """The live history as stored (one read of its rows, nothing decoded), or decoded
+        when a row does not read (it is then skipped, as every read skips it)."""
+        live = stored_live(tx)
+        return live if live is not None else self._history.entries_in(tx)
+
+    def _whole(self, tx: Tx, session_id: str, live: Body) -> Body:
+        """Session ``session_id`` as the live history continues it (:mod:`.writeback`)."""
+        if isinstance(live, StoredBody):
+            body = full_stored(tx, session_id, live)
+            if body is not None:
+                return body
+            live = self._history.entries_in(tx)
+        return full_body(tx, session_id, live)
+
     def _write_back_in(
-        self, tx: Tx, name: str | None = None, keep: Iterable[str] = ()
+        self, tx: Tx, name: str | None = None, keep: Iterable[str] = (), live: Body | None = None
     ) -> Row | None:
-        live = self._history.entries_in(tx)
-        if not live:
+        live = self._live_in(tx) if live is None else live
+        if not body_len(live):
             return None
         active = self._active_in(tx)
         row = self._write_into(tx, active, live) if active else None
         if row is None:  # none loaded, or it was deleted meanwhile: never drop the work
-            return self._save_in(tx, name, live, len(live), keep)
+            return self._save_in(tx, name, live, body_len(live), keep)
         if name and name.strip():
             found = tx.index_find(active)
             if found is not None:
@@ -89,18 +107,31 @@ class Switching:
         check_id(session_id)
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
-            body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
-            if tx.index_find(session_id) is None or not isinstance(body, list):
+            if tx.index_find(session_id) is None or not tx.kv_raw([body_key(session_id)]):
                 return None
-            saved = self._write_back_in(tx, keep=[session_id])
-            if saved is not None and saved["id"] == session_id:  # loaded again: written back
-                body = tx.kv_get([body_key(session_id)]).get(body_key(session_id)) or []
-            count = self._history.replace_in(tx, body)
-            tx.kv_put(ACTIVE_SESSION_KEY, session_id if count else "")
-            if count:
-                mark_in(tx, session_id, len(body) - count)
+            live = self._live_in(tx)  # the live rows, read once
+            saved = self._write_back_in(tx, keep=[session_id], live=live)
+            count = self._become_live(tx, session_id, live)
+            if count is None:
+                return None
+            tx.kv_put(ACTIVE_SESSION_KEY, session_id if count[0] else "")
+            if count[0]:
+                mark_in(tx, session_id, count[1] - count[0])
             evicted = saved.pop("evicted", 0) if saved else 0
-            return {"count": count, "savedBack": saved, "evicted": evicted}
+            return {"count": count[0], "savedBack": saved, "evicted": evicted}
+
+    def _become_live(self, tx: Tx, session_id: str, live: Body) -> tuple[int, int] | None:
+        """Session ``session_id``'s body as the live history: its stored rows copied (nothing
+        decoded or hashed) when they read, else decoded; (live length, body length), or
+        ``None`` when the body is not a list."""
+        key = body_key(session_id)
+        body = stored_body(tx, key) if isinstance(live, StoredBody) else None
+        if body is not None and isinstance(live, StoredBody):
+            return write_live(self._history, tx, body, live), len(body.values)
+        decoded = tx.kv_get([key]).get(key)
+        if not isinstance(decoded, list):
+            return None
+        return self._history.replace_in(tx, decoded), len(decoded)
 
     def load(self, session_id: str) -> int:
         """Write the live conversation back (:meth:`write_back`), then make session ``session_id``

@@ -25,8 +25,9 @@ from typing import Any
 from ..errors import CorruptValue
 from .legacy_index import body_key
 from .sql import Tx
+from .stored_copy import StoredBody, archived_since, stored_from, stored_values
 
-__all__ = ["HEAD_KEY", "full_body", "mark_in", "unchanged"]
+__all__ = ["HEAD_KEY", "full_body", "full_stored", "mark_in", "unchanged"]
 
 HEAD_KEY = "activeSessionHead"
 _ALL = 2**62
@@ -93,3 +94,26 @@ def full_body(tx: Tx, session_id: str, live: list[Any]) -> list[Any]:
         if isinstance(entry, dict) and "replacedAt" not in entry:
             dropped.append(entry)
     return [*first, *dropped, *live]
+
+
+def full_stored(tx: Tx, session_id: str, live: StoredBody) -> StoredBody | None:
+    """:func:`full_body` as stored (:mod:`.stored_copy`: nothing decoded); ``None`` when a
+    stored entry of the session does not read (the caller then decodes)."""
+    mark = _mark(tx, session_id)
+    if mark is None:
+        return live
+    head, start = _count(mark.get("head")), _count(mark.get("archiveFrom"))
+    if head is None or start is None:
+        return live
+    first: list[Any] = []
+    if head:
+        body = stored_values(tx, body_key(session_id))
+        if body is None:
+            return None if tx.kv_raw([body_key(session_id)]) else live
+        first = body[:head]
+    dropped = archived_since(tx, start, lambda e: isinstance(e, dict) and "replacedAt" not in e)
+    if dropped is None:
+        return None
+    if not first and not dropped:
+        return live
+    return stored_from(tx, [*first, *dropped, *live.values])

@@ -60,14 +60,23 @@ STYLES = tuple(BUILDERS)
 
 
 def _check_inputs(
-    style: Any, history: Any, user_entry: Any, system_prompt: Any, model: Any, base_url: Any
+    style: Any,
+    history: Any,
+    user_entry: Any,
+    system_prompt: Any,
+    model: Any,
+    base_url: Any,
+    checked: bool,
 ) -> None:
     """Bad input gets a chatkeep error before any step runs (readers stay lenient about part
-    shapes, so history entries need only be role/content objects within the limits)."""
+    shapes, so history entries need only be role/content objects within the limits);
+    ``checked``: the entries were validated where they came in and are not walked again."""
     if not isinstance(style, str):
         raise ProviderConfigError(f"the API style must be a string, got {type(style).__name__}")
     for name, value in (("system_prompt", system_prompt), ("model", model), ("base_url", base_url)):
         check_text(value, name)
+    if checked:
+        return
     if not isinstance(history, list):
         raise InvalidEntry(
             f"history must be a list of entries, got {type(history).__name__}", field="history"
@@ -136,6 +145,7 @@ def build_request(
     cache_rule: CacheRule | None = None,
     pace: Sequence[int] = (),
     one_off: bool = False,
+    checked: bool = False,
 ) -> WireRequest:
     """The request for ``history`` + the new ``user_entry`` in the wire format of ``style``,
     after the history ``steps`` (default :data:`HISTORY_STEPS`: age stale attachments, prepare
@@ -163,8 +173,10 @@ def build_request(
     :data:`~chatkeep.rules.cache.PACE_KEY`): with the conversation's own and ``user_entry``'s
     ``createdAt`` they choose the lifetime the marks ask for. ``one_off``: no later request
     repeats ``user_entry`` (a summary call after the conversation), so the planned marks end
-    with the history and never write the new turn into the cache."""
-    _check_inputs(style, history, user_entry, system_prompt, model, base_url)
+    with the history and never write the new turn into the cache.
+    ``checked=True`` (the engine, whose history was validated when stored and whose new entry
+    was validated where it came in) skips walking the entries again."""
+    _check_inputs(style, history, user_entry, system_prompt, model, base_url, checked)
     builder = BUILDERS.get(style)
     if builder is None:
         raise ProviderConfigError(
