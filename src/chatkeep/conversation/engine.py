@@ -62,9 +62,9 @@ run**:
 from __future__ import annotations
 
 import threading
-from functools import partial
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ChatkeepError, ContextOverflow, InvalidValue, ProviderError, StoreError
