@@ -20,7 +20,10 @@ run**:
      server-transcript chain) — exactly what ``chatkeep request`` previews;
   3. exactly **one** user entry is appended (none when a send repeats the text of the
      unanswered last question after a failure: that entry is reused, §3.5), stamped
-     ``createdAt`` (epoch ms, the time of the send), then the reply streams: ``on_delta(text)``
+     ``createdAt`` (epoch ms, the time of the send) — a send of a *different* question
+     after a failure first marks the unanswered one ``unanswered: true`` in the same
+     transaction: it stays in the history (the faces show it) and no request sends it
+     (:func:`~chatkeep.entries.mark_unanswered`) —, then the reply streams: ``on_delta(text)``
      per piece of the answer and ``on_reasoning(text)`` per piece of the model's reasoning
      ("thinking": Anthropic thinking blocks, Responses reasoning summaries, a chat reply's
      leading ``<think>`` section or ``reasoning_content``; its own event, never mixed into the
@@ -63,7 +66,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from ..entries import Entry
+from ..entries import Entry, mark_unanswered
 from ..errors import ChatkeepError, ContextOverflow, InvalidValue, ProviderError
 from ..providers import (
     Card,
@@ -78,7 +81,7 @@ from ..rules.request_images import held_back_note
 from ..rules.usage import turn_cost
 from . import prepare
 from .chain import remember_response
-from .landing import ARCHIVED_NOTICE, land
+from .landing import ARCHIVED_NOTICE, append_question, land
 from .planner import LAST_REQUEST_KEY, RequestPlan, plan_request, remember_request
 from .prepare import Turn
 from .streaming import Callback, CutOff, Outcome, Produced, stream_reply
@@ -248,8 +251,14 @@ class Chat:
                     turn.user_entry = turn.original or turn.user_entry
             elif turn.replace_at is not None:
                 self._replace(turn)
+            leave_behind = False
             if not turn.reuse:
                 history = self.store.history.read()
+                if turn.kind == "send":
+                    # a different question after a failed send: the unanswered one stays,
+                    # marked, and is left out of this request and every later one (§3.5)
+                    marked = mark_unanswered(history)
+                    leave_behind, history = marked is not history, marked
             plan = plan_request(self.store, turn.card, turn.system, history, turn.user_entry)
             turn.dropped = plan.request.held_back  # images the per-request cap sent as labels
             turn.hits_before = recent_hits(history)
@@ -257,7 +266,7 @@ class Chat:
                 notify(held_back_note(turn.dropped))
             if not turn.reuse:
                 turn.user_entry = {**turn.user_entry, "createdAt": now_ms()}
-                self.store.history.append(turn.user_entry)
+                append_question(self.store, turn.user_entry, leave_behind)
             appended = True
             try:
                 outcome = self._call(turn, plan, cancel, (on_delta, on_reasoning), notify)

@@ -10,20 +10,23 @@ question. When that session was deleted meanwhile, the question and the reply go
 mixed into another conversation.
 
 Returns where it landed: ``"live"``, ``"session"`` (with its id) or ``"archive"``.
+
+:func:`append_question` stores the question of a new turn, marking the question a failed send
+left unanswered before it (SPEC §3.5) in the same transaction.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ..entries import Entry
+from ..entries import Entry, mark_unanswered
 from ..rules.images import stamp_images_seen
 from .turn import apply_stubs, find_entry, stamp_up_to
 
 if TYPE_CHECKING:
     from ..storage.profile import Profile
 
-__all__ = ["ARCHIVED_NOTICE", "land"]
+__all__ = ["ARCHIVED_NOTICE", "append_question", "land"]
 
 ARCHIVED_NOTICE = (
     "the session this reply belongs to was deleted while it streamed; the question and the "
@@ -100,6 +103,24 @@ def land(
             return "session", target
     profile.history.archive_append([user_entry, assistant])
     return "archive", None
+
+
+def append_question(profile: Profile, user_entry: Entry, leave_behind: bool) -> None:
+    """Append the question of a new turn; with ``leave_behind``, in the same transaction mark
+    the unanswered last question before it ``unanswered: true`` (SPEC §3.5: a different
+    question after a failed send leaves that one in the history, shown, and never sent)."""
+    history = profile.history
+    if not leave_behind:
+        history.append(user_entry)
+        return
+
+    def mark(entries: list[Entry]) -> list[Entry] | None:
+        marked = mark_unanswered(entries)
+        return None if marked is entries else marked
+
+    with history.locked():
+        history.mutate(mark)
+        history.append(user_entry)
 
 
 def _origin_session(profile: Profile, start_session: str, user_entry: Entry) -> str | None:

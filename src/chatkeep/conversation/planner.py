@@ -12,7 +12,8 @@ that — the same card, system prompt, history steps, previous-response chain an
   over the per-request cap — sent as labels), ``resized`` (images sent resized for the
   provider), ``stub`` (an aged or overflow-stubbed attachment) or ``server`` (already held by
   the server: a ``serverTranscript`` chain sends only the new turn), with characters, images,
-  their stored and their sent data-URL characters;
+  their stored and their sent data-URL characters; ``unanswered`` for a question a failed
+  send left behind, which no request sends (SPEC §3.5);
 * ``steps`` — the names of the steps that ran, from the same tuples the builder ran
   (:data:`~chatkeep.rules.wire.HISTORY_STEPS` unless another tuple was passed, then the
   style's request steps: images resized for the provider, per-request image cap);
@@ -34,7 +35,9 @@ from ..entries import (
     image_part_url,
     is_attachment,
     is_image_part,
+    is_unanswered,
     last_question,
+    mark_unanswered,
     text_length,
 )
 from ..errors import InvalidEntry, InvalidValue, ProviderConfigError
@@ -45,6 +48,7 @@ from ..rules.cache_read import predicted_cache_read
 from ..rules.request_images import request_steps
 from ..rules.wire import HISTORY_STEPS, HistoryStep, WireRequest, build_request, request_entries
 from .chain import chained_response
+from .prepare import reuses_last
 from .turn import system_prompt
 
 if TYPE_CHECKING:
@@ -138,8 +142,24 @@ def _treatments(history: list[Entry], final: list[Entry], held: int) -> list[dic
     """Per stored entry: what the steps made of it (``final`` is the whole request as sent,
     the new turn last; ``held`` leading entries are on the server)."""
     rows = []
+    k = 0  # the position in ``final``: a question marked unanswered has none
     for i, stored in enumerate(history):
-        sent = final[i]
+        if is_unanswered(stored):
+            rows.append(
+                {
+                    "index": i,
+                    "role": stored.get("role"),
+                    "sent": "unanswered",
+                    "chars": text_length(stored),
+                    "sentChars": 0,
+                    "images": len(_image_urls(stored)),
+                    "imageBytes": sum(len(u) for u in _image_urls(stored)),
+                    "sentImageBytes": 0,
+                }
+            )
+            continue
+        sent = final[k]
+        k += 1
         urls, sent_urls = _image_urls(stored), _image_urls(sent)
         if i < held:
             how = "server"
@@ -169,9 +189,10 @@ def _treatments(history: list[Entry], final: list[Entry], held: int) -> list[dic
 
 
 def _held_by_server(history: list[Entry]) -> int:
-    """Entries before the trailing attachment run: the server already holds them."""
+    """Entries before the trailing attachment run: the server already holds them (a question
+    left unanswered in that run is not sent at all)."""
     k = len(history)
-    while k > 0 and is_attachment(history[k - 1]):
+    while k > 0 and (is_attachment(history[k - 1]) or is_unanswered(history[k - 1])):
         k -= 1
     return k
 
@@ -302,6 +323,12 @@ def preview_request(
     card, problem, key_problem = _preview_card(settings, provider, model, env)
     history = profile.history.read()
     user_entry: Entry = {"role": "user", "content": draft if draft.strip() else PREVIEW_DRAFT}
+    if reuses_last(history, user_entry):
+        history = history[:-1]  # as the send would: the draft answers the failed question
+    elif draft.strip():
+        # as the send would: a different question leaves a failed one behind, unsent (§3.5);
+        # without a draft the next message is not known, and the history shows as it stands
+        history = mark_unanswered(history)
     system = system_prompt(settings)
     plan = plan_request(profile, card, system, history, user_entry)
     request = plan.request

@@ -231,7 +231,17 @@ export function userBubble(view, { readOnly = false, unanswered = false } = {}) 
         : null,
     ),
   );
-  if (unanswered) {
+  if (view.unanswered) {
+    // A question a failed send left behind when a different one was asked (SPEC §3.5): it is
+    // kept and shown, and no request sends it.
+    bubble.classList.add("left-out");
+    bubble.append(
+      el("p", {
+        className: "left-out-note meta",
+        text: "Not answered — this question failed and is left out of what the model sees. Edit to ask it again.",
+      }),
+    );
+  } else if (unanswered) {
     const f = hooks.failure();
     bubble.classList.add("failed");
     bubble.append(

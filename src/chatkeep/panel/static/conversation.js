@@ -157,7 +157,8 @@ function lastMessageIndex() {
 
 function unansweredQuestion() {
   const k = lastMessageIndex();
-  return k >= 0 && state.views[k].role === "user" ? state.views[k] : null;
+  const v = k >= 0 ? state.views[k] : null;
+  return v && v.role === "user" && !v.unanswered ? v : null;
 }
 
 // A failed turn whose stream dropped after some text: the engine keeps that text as an
