@@ -34,6 +34,7 @@ from ..errors import CorruptValue, InvalidValue
 from . import codec
 from .backend import Backend
 from .history_archive import ArchiveRows, _encode_entry
+from .history_tail import HistoryTail
 from .sql import Tx
 
 Entries = list[dict[str, Any]]
@@ -42,13 +43,14 @@ Entries = list[dict[str, Any]]
 class _Snapshot:
     """The live rows' texts joined into one JSON array, at one value of the write counter."""
 
-    __slots__ = ("version", "count", "text", "clean")
+    __slots__ = ("version", "count", "text", "clean", "readable")
 
     def __init__(self, version: int, count: int, text: str, clean: bool) -> None:
         self.version = version
         self.count = count
         self.text = text
         self.clean = clean  # no blob marker or escape to resolve, and every row is readable
+        self.readable = count if clean else -1  # readable rows, once a read has counted them
 
 
 class _Row:
@@ -79,7 +81,7 @@ def _unseen(entry: Any) -> bool:
     return has_image_parts(entry) and entry.get("imagesSeen") is not True
 
 
-class History(ArchiveRows):
+class History(ArchiveRows, HistoryTail):
     """``store.history``: the one flat live conversation of a profile."""
 
     def __init__(self, backend: Backend, profile: str) -> None:
@@ -119,8 +121,19 @@ class History(ArchiveRows):
         except CorruptValue:
             values = None
         if not isinstance(values, list) or len(values) != snap.count:
-            return self._load(tx)[2]
-        return [v for v in values if isinstance(v, dict) and _readable(v)]
+            entries = self._load(tx)[2]
+        else:
+            entries = [v for v in values if isinstance(v, dict) and _readable(v)]
+        snap.readable = len(entries)
+        return entries
+
+    def _all_readable(self, version: int) -> int | None:
+        """The row count when this process read the history at ``version`` and every row was
+        readable (so positions are row ranks), else ``None``."""
+        snap = self._cached
+        if snap is None or snap.version != version or snap.readable != snap.count:
+            return None
+        return snap.count
 
     def _snapshot(self, tx: Tx) -> _Snapshot | None:
         """The joined row texts (blob markers unresolved), kept in this process until the
