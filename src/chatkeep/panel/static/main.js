@@ -22,6 +22,17 @@ async function firstLoad() {
 
 const firstState = TOKEN ? firstLoad() : null;
 
+async function firstSession() {
+  let res = null;
+  try {
+    res = await window.chatkeepFirstSession;
+  } catch {
+    res = null;
+  }
+  if (!res || !res.ok) return api("GET", "/api/sessions/current");
+  return readJson(res);
+}
+
 function apply(settings) {
   setSettings(settings);
   setShortcut(settings.sendShortcut);
@@ -56,8 +67,8 @@ async function boot() {
     restoreDraft(state.draftKey);
     document.getElementById("message").focus({ preventScroll: true });
     performance.mark("chatkeep-rendered");
-    // The session's name is not part of the first load (SPEC §9): it follows right after.
-    setSession((await api("GET", "/api/sessions/current")).current);
+    // The session's name is not part of the first load (SPEC §9): asked beside it.
+    setSession((await firstSession()).current);
     document.body.dataset.ready = "1";
     performance.mark("chatkeep-ready");
   } catch (err) {
