@@ -35,6 +35,7 @@ from . import codec
 from .backend import Backend
 from .history_archive import ArchiveRows, _encode_entry
 from .history_tail import HistoryTail
+from .history_versions import EarlierVersions, version_marks
 from .sql import Tx
 
 Entries = list[dict[str, Any]]
@@ -81,7 +82,7 @@ def _unseen(entry: Any) -> bool:
     return has_image_parts(entry) and entry.get("imagesSeen") is not True
 
 
-class History(ArchiveRows, HistoryTail):
+class History(ArchiveRows, HistoryTail, EarlierVersions):
     """``store.history``: the one flat live conversation of a profile."""
 
     def __init__(self, backend: Backend, profile: str) -> None:
@@ -197,7 +198,8 @@ class History(ArchiveRows, HistoryTail):
     def _cut(self, i: int, keep: Entries, check: Callable[[Entries], None] | None) -> None:
         """Remove ``entries[i:]`` but ``keep`` (which stay after ``entries[:i]``); the removed
         ones go to the end of the archive as an earlier version of turn ``i`` (each marked
-        ``replacedAt: i``), in one transaction — nothing is destroyed (SPEC §3.5)."""
+        with :func:`~.history_versions.version_marks`: ``replacedAt: i`` and which cut, after
+        which conversation), in one transaction — nothing is destroyed (SPEC §3.5)."""
         with self._b.transaction(self._profile) as tx:
             loaded = self._load(tx)
             entries = loaded[2]
@@ -207,7 +209,8 @@ class History(ArchiveRows, HistoryTail):
                 return
             gone = [e for e in entries[i:] if not any(e == k for k in keep)]
             if gone:
-                self._archive_in(tx, [{**e, "replacedAt": i} for e in gone])
+                marks = version_marks(entries, i, tx.archive_next_seq())
+                self._archive_in(tx, [{**e, **marks} for e in gone])
             self.replace_in(tx, entries[:i] + keep, loaded)
 
     # -- writing ----------------------------------------------------------------------------

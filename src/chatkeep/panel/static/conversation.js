@@ -22,6 +22,7 @@ import {
   userBubble,
 } from "./bubbles.js";
 import { parseEvents, showStats } from "./stream.js";
+import { loadVersions, versionSwitcher } from "./versions.js";
 import { WindowedList } from "./window.js";
 
 export const TAIL = 60; // entries of the first load
@@ -181,7 +182,10 @@ function nodeFor(view, { readOnly = false } = {}) {
   const last = !readOnly && view === state.views[lastMessageIndex()];
   const cut = readOnly ? null : cutOffQuestion();
   if (view.role === "user") {
-    return userBubble(view, { readOnly, unanswered: (last && !state.busy) || view === cut });
+    const bubble = userBubble(view, { readOnly, unanswered: (last && !state.busy) || view === cut });
+    const versions = readOnly ? null : versionSwitcher(view.index);
+    if (versions) bubble.querySelector(".actions")?.prepend(versions);
+    return bubble;
   }
   return assistantBubble(view, {
     isLast: last,
@@ -201,7 +205,7 @@ function emptyNote() {
 // view's index) to the end; `length` (default: start + views) is its number of entries, `usage`
 // the server's usage totals (default: computed from `views` when they are all of them, else
 // the totals shown so far — an attachment or its undo changes no usage).
-export function renderHistory(views, { archived, start, length, usage } = {}) {
+export function renderHistory(views, { archived, start, length, usage, versions = true } = {}) {
   views = views || [];
   const first = start ?? (views.length ? views[0].index : 0);
   state.views = new Array(length ?? first + views.length);
@@ -216,6 +220,7 @@ export function renderHistory(views, { archived, start, length, usage } = {}) {
   if (!state.views.length) box.append(emptyNote());
   renderUsageTotals();
   scrollToEnd();
+  if (versions) refreshVersions(); // a new history: which turns have earlier versions
 }
 
 // Replace the nodes from index `start` on with `views` (the server's views of entries[start:]).
@@ -254,6 +259,13 @@ async function refreshFrom(start) {
   }
   setSession(data.session);
   followIfStuck();
+  refreshVersions(); // an edit or regenerate adds an earlier version (not awaited)
+}
+
+// Ask which turns have earlier versions, then redraw those questions' switchers.
+export async function refreshVersions() {
+  const changed = await loadVersions();
+  for (const i of changed) if (i < state.views.length && state.views[i]) list().refresh(i);
 }
 
 function showTail(data) {

@@ -3,7 +3,7 @@
 
 import { el, readJson, showError, TOKEN, api } from "./api.js";
 import { restoreDraft, setShortcut, setupComposer } from "./composer.js";
-import { TAIL, renderHistory, setSession, setSettings, setupScrolling } from "./conversation.js";
+import { TAIL, refreshVersions, renderHistory, setSession, setSettings, setupScrolling } from "./conversation.js";
 import { newSession, setupDrawer } from "./drawer.js";
 import { applyPanelOptions, renderModelPicker, setupSettings } from "./settings.js";
 
@@ -63,7 +63,7 @@ async function boot() {
     performance.mark("chatkeep-state");
     applyPanelOptions(state.settings);
     const { archived, start, length, usage } = state;
-    renderHistory(state.history, { archived, start, length, usage });
+    renderHistory(state.history, { archived, start, length, usage, versions: false });
     restoreDraft(state.draftKey);
     document.getElementById("message").focus({ preventScroll: true });
     performance.mark("chatkeep-rendered");
@@ -71,6 +71,7 @@ async function boot() {
     setSession((await firstSession()).current);
     document.body.dataset.ready = "1";
     performance.mark("chatkeep-ready");
+    refreshVersions(); // earlier versions of edited turns: an extra, after the page is usable
   } catch (err) {
     showError(err);
   }
