@@ -90,7 +90,7 @@ def _fill(store) -> None:
     store.history.append(reply)
     store.history.append(user("And the memory use?"))
     store.sessions.save("Release 2.0 review")
-    store.history.append(assistant("Memory use dropped by a third."))
+    store.history.append(assistant("Memory use dropped by a third: $m_2 = \\frac{2}{3} m_1$."))
     for i in range(2):
         store.history.append(user(f"follow-up {i}"))
         store.history.append(assistant(f"answer {i}"))

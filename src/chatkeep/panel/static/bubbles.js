@@ -4,6 +4,7 @@
 // `hooks`, filled in by conversation.js.
 
 import { el, imageUrl, isHttpUrl, openModal, showError } from "./api.js";
+import { renderMath } from "./math.js";
 
 export const hooks = {
   providers: () => ({}),
@@ -304,6 +305,7 @@ function keptAside(view) {
 export function assistantBubble(view, { isLast = false, readOnly = false, cutOff = false, stopped = false } = {}) {
   const body = el("div", { className: "md" });
   body.innerHTML = view.html || ""; // server-sanitized Markdown (markdown-it-py, html off)
+  renderMath(body);
   const meta = [];
   if (view.provider) meta.push([view.provider.name, view.provider.model].filter(Boolean).join(" · "));
   // An interrupted reply is incomplete: "stopped" when the user stopped it on this page, "cut

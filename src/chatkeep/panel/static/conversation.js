@@ -21,6 +21,7 @@ import {
   renderUsageTotals as showUsageTotals,
   userBubble,
 } from "./bubbles.js";
+import { renderMath } from "./math.js";
 import { parseEvents, showStats } from "./stream.js";
 import { loadVersions, versionSwitcher } from "./versions.js";
 import { WindowedList } from "./window.js";
@@ -523,6 +524,7 @@ export async function streamTurn(path, body, { echo = null, from = null, keep = 
           const stick = state.stick;
           md.classList.remove("pending");
           md.innerHTML = data.html; // server-sanitized Markdown
+          renderMath(md);
           partial = data.chars > 0;
           if (stick) scrollToEnd();
         } else if (event === "notice") {
