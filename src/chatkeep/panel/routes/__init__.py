@@ -1,13 +1,14 @@
-"""The panel's routes, one module per group: page and history, chat, sessions, settings."""
+"""The panel's routes, one module per group: page and history, chat, sessions, settings,
+export and import."""
 
 from __future__ import annotations
 
 from starlette.routing import BaseRoute
 
-from . import chat, page, sessions, settings
+from . import chat, page, sessions, settings, transfer
 
 __all__ = ["all_routes"]
 
 
 def all_routes() -> list[BaseRoute]:
-    return [*page.ROUTES, *chat.ROUTES, *sessions.ROUTES, *settings.ROUTES]
+    return [*page.ROUTES, *chat.ROUTES, *sessions.ROUTES, *settings.ROUTES, *transfer.ROUTES]

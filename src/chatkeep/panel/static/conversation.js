@@ -52,6 +52,8 @@ const NEAR_BOTTOM_PX = 48;
 export function setSettings(settings) {
   state.settings = settings || {};
   renderUsageTotals();
+  // a reply's cost comes from its provider card's prices: the drawn replies follow them
+  if (win && state.views.length) win.refreshAll();
 }
 
 export function isBusy() {

@@ -6,6 +6,7 @@ import { restoreDraft, setShortcut, setupComposer } from "./composer.js";
 import { TAIL, refreshVersions, renderHistory, setSession, setSettings, setupScrolling } from "./conversation.js";
 import { newSession, setupDrawer } from "./drawer.js";
 import { applyPanelOptions, renderModelPicker, setupSettings } from "./settings.js";
+import { setupTransfer } from "./transfer.js";
 
 // The first load started in <head> (first-load.js), before the modules arrived; it brings the
 // end of the history only: earlier entries are fetched as they scroll into view.
@@ -50,6 +51,7 @@ async function boot() {
   setupScrolling();
   setupComposer();
   setupDrawer();
+  setupTransfer();
   setupSettings(apply);
   document.getElementById("new-session").addEventListener("click", newSession);
   if (!TOKEN) {
