@@ -8,10 +8,12 @@ chatkeep. Timings are reported, never asserted. ``--json PATH`` also writes ever
 
 Then the scale table of :mod:`bench.scale`: every everyday operation at 1× and 100× store size
 (100,000 archived entries, 10,000 sessions) on SQLite and — when ``CHATKEEP_BENCH_PG`` names a
-database — PostgreSQL, with the growth ratios (``--scale quick``: 1× and 10×; ``off``: skipped).
+database — PostgreSQL, with the growth ratios (``--scale quick``: 1× and 10×; ``off``: skipped). Then message search
+(:mod:`bench.search`; ``--search full`` at 1,000,000 entries, ``quick`` — the default — at
+20,000, ``off``).
 
 Run: ``python -m bench [--rounds N] [--save-rounds N] [--sessions N] [--seed N]
-[--scale full|quick|off] [--json PATH]``.
+[--scale full|quick|off] [--search full|quick|off] [--json PATH]``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ import tempfile
 import time
 from typing import Any
 
-from bench import cache_economy, compare, interop, scale
+from bench import adapters, cache_economy, compare, imports, interop, scale
+from bench import search as search_bench
 
 STORAGE = ("chatkeep", "openai-agents", "langgraph", "json-blob")
 REQUEST = {
@@ -302,10 +305,23 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--conversations", type=int, default=10_000, help="conversations in the import figure"
     )
     ap.add_argument(
+        "--import-messages",
+        type=int,
+        nargs="+",
+        default=[10_000, 100_000],
+        help="messages in the per-format import figures (default 10,000 and 100,000)",
+    )
+    ap.add_argument(
         "--scale",
         choices=("full", "quick", "off"),
         default="full",
         help="scale table: 1× and 100× (full), 1× and 10× (quick), or none",
+    )
+    ap.add_argument(
+        "--search",
+        choices=("full", "quick", "off"),
+        default="quick",
+        help="message search (bench/search.py): 1,000,000 entries (full), 20,000 (quick), none",
     )
     ap.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     args = ap.parse_args(argv)
@@ -322,6 +338,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         st = compare.storage(root, args.rounds, args.save_rounds, args.sessions, log)
     log(f"interop: importing {args.conversations:,} ChatGPT conversations; Agents sessions")
     io = interop.run(args.conversations)
+    log(f"imports: every format at {', '.join(f'{n:,}' for n in args.import_messages)} messages")
+    per_format = imports.run(args.import_messages, list(imports.SAMPLES))
+    log("adapters: each framework adapter against the framework's own SQLite store")
+    ad = adapters.run()
     print_turns(rq)
     cache_economy.print_table(cache)
     print(
@@ -340,17 +360,32 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     )
     print("\nImport and integrations (side by side in this run)")
     interop.print_rows(io["rows"])
+    print("\nImport of every format, from its producer's sample (side by side in this run)")
+    imports.print_rows(per_format["rows"])
+    print("\nFramework adapters against each framework's own SQLite store (same run)")
+    adapters.print_rows(ad["rows"])
     sc = None
     if args.scale != "off":
         sc = scale.run((1, 10) if args.scale == "quick" else (1, 100), args.rounds, log)
         scale.print_report(sc)
+    se = None
+    if args.search != "off":
+        full = args.search == "full"
+        log("message search: " + ("1,000,000 entries" if full else "20,000 entries"))
+        se = search_bench.run(
+            1_000_000 if full else 20_000, 100_000 if full else 2_000, 5, 200, log
+        )
+        search_bench.report(se)
     log("done")
     result = {
+        "search": se,
         "storage": st,
         "requests": {"totals": rq["totals"], "trimError": rq["trimError"]},
         "scale": sc,
         "cacheEconomy": {k: v["ratios"] for k, v in cache.items()},
         "interop": {"import": io["import"], "agents": io["agents"]},
+        "imports": per_format["results"],
+        "adapters": ad["pairs"],
     }
     if args.json:
         with open(args.json, "w") as fh:

@@ -46,6 +46,7 @@ __all__ = [
     "bill_floor",
     "bill_no_cache",
     "bill_openai",
+    "bill_units",
     "blocks_of",
 ]
 
@@ -57,6 +58,11 @@ class Block:
     key: int
     tokens: int
     marked: bool = False
+    #: the lifetime (seconds) a mark on this block asks for
+    ttl: float = 300.0
+
+
+_TTL_SECONDS = {"5m": 300.0, "1h": 3600.0, "30m": 1800.0, "12h": 43200.0}
 
 
 def _image_url(block: dict[str, Any]) -> str:
@@ -75,12 +81,16 @@ def _image_url(block: dict[str, Any]) -> str:
 def _block(role: str, block: Any, style: str) -> Block:
     if isinstance(block, str):
         return Block(hash((role, "text", block)), text_tokens(block))
-    marked = "cache_control" in block
+    mark = block.get("cache_control") or block.get("prompt_cache_breakpoint")
+    marked = mark is not None
+    ttl = _TTL_SECONDS.get(str((mark or {}).get("ttl", "")), 300.0)
+    if "prompt_cache_breakpoint" in block and "ttl" not in block["prompt_cache_breakpoint"]:
+        ttl = 1800.0  # GPT-5.6 breakpoints inherit the request's 30-minute lifetime
     if block.get("type") in ("image_url", "input_image", "image"):
         url = _image_url(block)
-        return Block(hash((role, "image", url)), image_tokens(url, style), marked)
+        return Block(hash((role, "image", url)), image_tokens(url, style), marked, ttl)
     text = str(block.get("text", ""))
-    return Block(hash((role, "text", text)), text_tokens(text), marked)
+    return Block(hash((role, "text", text)), text_tokens(text), marked, ttl)
 
 
 def blocks_of(body: dict[str, Any], style: str) -> list[Block]:
@@ -128,6 +138,10 @@ def bill_no_cache(requests: Iterable[Sequence[Block]]) -> dict[str, Any]:
     return _result(total, float(total), 0, 0)
 
 
+def _times(times: Sequence[float] | None, n: int, interval: float) -> float:
+    return times[n] if times is not None else n * interval
+
+
 def bill_openai(
     requests: Iterable[Sequence[Block]],
     *,
@@ -136,13 +150,16 @@ def bill_openai(
     step: int = 128,
     ttl: float = 300.0,
     interval: float = 60.0,
+    times: Sequence[float] | None = None,
 ) -> dict[str, Any]:
-    """OpenAI's automatic prefix caching (see the module docstring)."""
+    """OpenAI's automatic prefix caching (see the module docstring); ``times`` (seconds) when
+    the requests are not ``interval`` apart. Also Gemini's implicit caching (its minimum,
+    ``step=1``)."""
     cache: dict[int, tuple[float, int]] = {}  # prefix key -> (expiry, tokens up to it)
     tokens = read = 0
     billed = 0.0
     for n, blocks in enumerate(requests):
-        now = n * interval
+        now = _times(times, n, interval)
         keys, cum = _prefix_keys(blocks), _cum(blocks)
         hit = -1
         for k in range(len(blocks) - 1, -1, -1):
@@ -169,15 +186,23 @@ def bill_anthropic(
     min_tokens: int = MIN_TOKENS,
     look_back: int = 20,
     max_marks: int = 4,
-    ttl: float = 300.0,
+    ttl: float | None = None,
     interval: float = 60.0,
+    times: Sequence[float] | None = None,
+    long_write_factor: float = 2.0,
+    implicit_end: bool = False,
 ) -> dict[str, Any]:
-    """Anthropic's explicit breakpoints (see the module docstring)."""
+    """Anthropic's explicit breakpoints (see the module docstring). Each entry lives as long
+    as its mark asked (``Block.ttl``, or ``ttl`` for all); tokens written under a mark asking
+    for more than five minutes cost ``long_write_factor``. ``implicit_end`` adds a mark on the
+    last block (GPT-5.6's implicit breakpoint; ``look_back`` is then the whole request)."""
     cache: dict[int, float] = {}  # prefix key -> expiry
     tokens = read = written = 0
     billed = 0.0
     for n, blocks in enumerate(requests):
-        now = n * interval
+        now = _times(times, n, interval)
+        if implicit_end and blocks and not blocks[-1].marked:
+            blocks = [*blocks[:-1], Block(blocks[-1].key, blocks[-1].tokens, True, 1800.0)]
         keys, cum = _prefix_keys(blocks), _cum(blocks)
         total = cum[-1] if cum else 0
         marks = [k for k, b in enumerate(blocks) if b.marked][:max_marks]
@@ -189,19 +214,21 @@ def bill_anthropic(
                     hit = max(hit, k)
                     break
         got = cum[hit] if hit >= 0 else 0
+        life = {m: ttl if ttl is not None else blocks[m].ttl for m in marks}
         for m in marks:  # entries up to the read point were used: created or refreshed
             if m <= hit and cum[m] >= min_tokens:
-                cache[keys[m]] = now + ttl
+                cache[keys[m]] = now + life[m]
         last = -1
         for m in marks:
             if m > hit and cum[m] >= min_tokens:
-                cache[keys[m]] = now + ttl
+                cache[keys[m]] = now + life[m]
                 last = m
         wrote = cum[last] - got if last >= 0 else 0
+        factor = long_write_factor if last >= 0 and life[last] > 300 else write_factor
         tokens += total
         read += got
         written += wrote
-        billed += got * read_factor + wrote * write_factor + (total - got - wrote)
+        billed += got * read_factor + wrote * factor + (total - got - wrote)
     return _result(tokens, billed, read, written)
 
 
@@ -211,20 +238,67 @@ def bill_floor(
     read_factor: float = 0.1,
     write_factor: float = 1.0,
     min_tokens: int = MIN_TOKENS,
+    times: Sequence[float] | None = None,
+    lifetimes: Sequence[tuple[float, float]] = (),
 ) -> dict[str, Any]:
-    """Every distinct block once at ``write_factor``, repeats at ``read_factor`` (docstring)."""
-    paid: set[int] = set()
+    """Every distinct block once at ``write_factor``, repeats at ``read_factor`` (docstring).
+
+    With ``times`` and ``lifetimes`` (``(seconds, write factor)``, shortest first), a block
+    pays the cheapest lifetime that spans the longest wait between two of its uses; a wait
+    longer than every lifetime pays the block again."""
+    requests = list(requests)
+    uses: dict[int, list[float]] = {}
+    for n, blocks in enumerate(requests):
+        for b in blocks:
+            uses.setdefault(b.key, []).append(_times(times, n, 60.0))
+
+    def price(key: int, now: float) -> float:
+        if not lifetimes:
+            return write_factor
+        later = [t for t in uses[key] if t > now]
+        wait = later[0] - now if later else 0.0
+        return next((f for s, f in lifetimes if wait <= s), lifetimes[0][1])
+
+    paid: dict[int, float] = {}  # key -> last use
+    longest = max((s for s, _ in lifetimes), default=float("inf"))
     tokens = read = written = 0
     billed = 0.0
-    for blocks in requests:
-        new = sum(b.tokens for b in blocks if b.key not in paid)
-        repeat = sum(b.tokens for b in blocks if b.key in paid)
+    for n, blocks in enumerate(requests):
+        now = _times(times, n, 60.0)
+        fresh = [b for b in blocks if b.key not in paid or now - paid[b.key] > longest]
+        new = sum(b.tokens for b in fresh)
+        cost_new = sum(b.tokens * price(b.key, now) for b in fresh)
+        repeat = sum(b.tokens for b in blocks) - new
         tokens += new + repeat
         written += new
         if repeat >= min_tokens:
             read += repeat
-            billed += new * write_factor + repeat * read_factor
+            billed += cost_new + repeat * read_factor
         else:
-            billed += new * write_factor + repeat
-        paid.update(b.key for b in blocks)
+            billed += cost_new + repeat
+        paid.update((b.key, now) for b in blocks)
     return _result(tokens, billed, read, written)
+
+
+def bill_units(
+    requests: Iterable[Sequence[Block]],
+    *,
+    read_factor: float = 0.1,
+    min_tokens: int = 64,
+) -> dict[str, Any]:
+    """DeepSeek's disk cache: a request hits only an earlier request's whole prefix unit (the
+    end of its input), never part of one; writes cost nothing extra."""
+    units: set[int] = set()
+    tokens = read = 0
+    billed = 0.0
+    for blocks in requests:
+        keys, cum = _prefix_keys(blocks), _cum(blocks)
+        hit = next((k for k in range(len(blocks) - 1, -1, -1) if keys[k] in units), -1)
+        got = cum[hit] if hit >= 0 and cum[hit] >= min_tokens else 0
+        total = cum[-1] if cum else 0
+        tokens += total
+        read += got
+        billed += got * read_factor + (total - got)
+        if keys:
+            units.add(keys[-1])
+    return _result(tokens, billed, read, 0)

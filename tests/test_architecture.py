@@ -5,7 +5,8 @@ constants) → rules and storage (siblings: neither imports the other) → engin
 attach, interop, providers) → facade (``chatkeep``, ``chatkeep.store``) → faces (cli, panel,
 integrations). Every import counts: module level, function-local and ``TYPE_CHECKING`` ones.
 Faces import only the facade (``chatkeep`` itself), their own package, and — for
-``chatkeep serve`` — the panel's server entry point.
+``chatkeep serve`` and ``chatkeep mcp`` — the panel's server entry point and the MCP server
+package; the MCP server stands behind the panel's guard (one rule for the token).
 """
 
 from __future__ import annotations
@@ -50,13 +51,22 @@ PLACES: dict[str, str] = {
     "chatkeep.cli": "faces",
     "chatkeep.panel": "faces",
     "chatkeep.integrations": "faces",
+    "chatkeep.mcp_server": "faces",
     # `python -m chatkeep`: the command line run as a module
     "chatkeep.__main__": "faces",
 }
-FACES = ("chatkeep.cli", "chatkeep.panel", "chatkeep.integrations", "chatkeep.__main__")
+FACES = (
+    "chatkeep.cli",
+    "chatkeep.panel",
+    "chatkeep.integrations",
+    "chatkeep.mcp_server",
+    "chatkeep.__main__",
+)
 #: Face → non-facade modules it may import besides its own package.
 FACE_ENTRY_POINTS = {
-    "chatkeep.cli": {"chatkeep.panel.server"},
+    "chatkeep.cli": {"chatkeep.panel.server", "chatkeep.mcp_server"},
+    # `chatkeep mcp --http` stands behind the panel's guard: one rule for the token
+    "chatkeep.mcp_server": {"chatkeep.panel.security"},
     "chatkeep.__main__": {"chatkeep.cli.main"},
 }
 HEAVY = {
@@ -78,6 +88,17 @@ HEAVY = {
     "lxml",
     "agents",
     "langchain_core",
+    "mcp",
+    "mcp_types",
+    "pydantic_ai",
+    "google",
+}
+#: Each framework of SPEC §15 and the one module that may import it.
+FRAMEWORKS = {
+    "agents": "chatkeep.integrations.agents",
+    "langchain_core": "chatkeep.integrations.langchain",
+    "pydantic_ai": "chatkeep.integrations.pydantic_ai",
+    "google": "chatkeep.integrations.adk",
 }
 
 
@@ -252,6 +273,22 @@ def test_lazy_imports_of_heavy_libraries_say_why() -> None:
                     continue
                 if roots & HEAVY and not (node.lineno in comments or node.lineno - 1 in comments):
                     bad.append(f"{name}:{node.lineno} imports {sorted(roots & HEAVY)}")
+    assert bad == []
+
+
+def test_each_framework_is_imported_only_by_its_module() -> None:
+    """A framework package (SPEC §15) is imported by its own integration module only, so
+    it is needed only by those who use that integration."""
+    bad = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                roots = {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                roots = {(node.module or "").split(".")[0]}
+            else:
+                continue
+            bad += [f"{name} imports {r}" for r in roots & set(FRAMEWORKS) if FRAMEWORKS[r] != name]
     assert bad == []
 
 

@@ -22,6 +22,10 @@ HEAVY = (
     "starlette",
     "uvicorn",
     "sqlite3",
+    "agents",
+    "langchain_core",
+    "pydantic_ai",
+    "google.adk",
 )
 
 

@@ -20,6 +20,8 @@
         ├── MissingFile           a file the user named is not there
         └── NotAFile              a path that is not a file (a directory where a file is wanted)
 
+    SemanticUnavailable (UserWarning)  hybrid search without ``chatkeep[semantic]``: text only
+
 Every error carries a ``hint``: one sentence telling the user what to do next, and a ``kind``:
 the kind of mistake (:data:`KINDS`), which alone decides the command line's exit status
 (``chatkeep.cli.main.EXIT_CODES``), so the same mistake exits the same way in every command.
@@ -44,6 +46,7 @@ __all__ = [
     "ProfileNotEmpty",
     "ProviderConfigError",
     "ProviderError",
+    "SemanticUnavailable",
     "StoreError",
     "UndecodableImage",
     "UnknownProvider",
@@ -223,3 +226,8 @@ class NotAFile(AttachError):
     def __init__(self, message: str, *, path: str = "", hint: str | None = None) -> None:
         super().__init__(message, hint=hint)
         self.path = path
+
+
+class SemanticUnavailable(UserWarning):
+    """A warning, given once per process: hybrid search ran as text search because semantic
+    search is not installed (``pip install 'chatkeep[semantic]'``)."""

@@ -122,3 +122,24 @@ def test_request_shows_predicted_cache_read(tmp_path: Path, provider_server) -> 
     assert read["tokens"] >= 1024 and read["tokens"] % 128 == 0
     assert read["tokens"] <= read["ofTokens"]
     assert "predicted cache read: ~" in run(db, "request", "--text", "next").stdout
+
+
+def test_cache_hit_per_turn_per_conversation_and_in_usage(tmp_path: Path, provider_server) -> None:  # noqa: F811
+    """The chat line shows the turn's share and the conversation's; `usage` has a cacheHit
+    column and a cacheHit field in every total and group."""
+    db = tmp_path / "u.db"
+    _add(db, provider_server, "chat", True)
+    provider_server.queue(
+        Text("a", prompt_tokens=4000, cached_tokens=0),
+        Text("b", prompt_tokens=4000, cached_tokens=3000),
+    )
+    first = run(db, "chat", "one")
+    second = run(db, "chat", "two")
+    assert "conversation:" not in first.stderr  # one turn: the turn's share says it all
+    assert "(75% from cache" in second.stderr
+    assert "conversation: 38% cache hit over 2 turns" in second.stderr  # 3000 / 8000
+    report = json.loads(run(db, "usage", "--by", "session", "--json").stdout)
+    assert report["totals"]["cacheHit"] == pytest.approx(3000 / 8000)
+    assert all("cacheHit" in g for g in report["groups"]) and "cacheHit" in report["summary"]
+    table = run(db, "usage").stdout
+    assert "cacheHit" in table.splitlines()[0] and "38%" in table

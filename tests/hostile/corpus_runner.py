@@ -35,6 +35,7 @@ def _rows(db: Path) -> list[tuple]:
         for (table,) in conn.execute(
             "SELECT name FROM sqlite_master WHERE type='table' AND name LIKE 'ck_%'"
             " AND name NOT LIKE 'ck_session_fts_%' AND name NOT LIKE '%trgm%'"
+            " AND name NOT LIKE 'ck_search_fts%'"  # the message index's own FTS5 tables
             " AND name != 'ck_migrations'"
         ):
             out += [(table, *r) for r in conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2")]

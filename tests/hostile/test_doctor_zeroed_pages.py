@@ -1,8 +1,8 @@
 """A store file with zeroed pages (issue: `doctor` and `export` refused the whole store with
 "database disk image is malformed", so the user could not even export what was readable).
 
-The damage is done to a real store file: whole pages of the sessions' bodies and of the
-archived history overwritten with zeros, as a failing disk or a cut-off copy leaves them.
+The damage is done to a real store file: whole pages of the sessions' entries (one row each)
+and of the archived history overwritten with zeros, as a failing disk or a cut-off copy leaves them.
 `doctor` names the damaged tables and each row that cannot be read; `export` writes every row
 that still reads and lists exactly the ones it skipped; `doctor --repair` rebuilds the store
 from the readable rows and keeps the damaged file."""
@@ -60,13 +60,13 @@ def _zero(db: Path, tables: tuple[str, ...]) -> None:
             fh.write(b"\0" * size)
 
 
-def _rows(db: Path) -> tuple[dict[str, str], dict[int, str]]:
-    """(session body key → its text, archive seq → the entry's content) read from an intact
-    file with plain SQL."""
+def _rows(db: Path) -> tuple[dict[str, dict[int, Any]], dict[int, str]]:
+    """(session body key → {position: entry}, archive seq → the entry's content) read from an
+    intact file with plain SQL."""
     with sqlite3.connect(db) as con:
-        bodies = dict(
-            con.execute("SELECT key, value FROM ck_kv WHERE key LIKE 'session\\_%' ESCAPE '\\'")
-        )
+        bodies: dict[str, dict[int, Any]] = {}
+        for sid, pos, value in con.execute("SELECT sid, pos, value FROM ck_session_items"):
+            bodies.setdefault(f"session_{sid}", {})[int(pos)] = json.loads(value)
         archive = {
             int(seq): json.loads(value)["content"]
             for seq, value in con.execute("SELECT seq, value FROM ck_archive")
@@ -74,9 +74,13 @@ def _rows(db: Path) -> tuple[dict[str, str], dict[int, str]]:
     return bodies, archive
 
 
-def _skipped(stderr: str) -> tuple[set[str], set[int]]:
-    """The body keys and archive positions the export says it skipped."""
-    keys = set(re.findall(r"\(ck_kv:(session_[0-9a-f]+)\)", stderr))
+def _skipped(stderr: str) -> tuple[set[tuple[str, int]], set[int]]:
+    """The (body key, position) of the session entries and the archive positions the export
+    says it skipped."""
+    keys = {
+        (f"session_{sid}", int(pos))
+        for sid, pos in re.findall(r"\(ck_session_items:sid=([0-9a-f]+), pos=(\d+)\)", stderr)
+    }
     seqs = {int(n) for n in re.findall(r"\(ck_archive:seq=(\d+)\)", stderr)}
     return keys, seqs
 
@@ -91,7 +95,7 @@ def test_zeroed_pages_doctor_reports_export_saves_all_that_reads(tmp_path: Path)
     pristine = tmp_path / "pristine.db"
     shutil.copyfile(db, pristine)
     bodies, archive = _rows(pristine)
-    _zero(db, ("ck_kv", "ck_archive"))
+    _zero(db, ("ck_session_items", "ck_archive"))
 
     # doctor: the damaged tables and each row that cannot be read, nothing written
     before = db.read_bytes()
@@ -99,9 +103,9 @@ def test_zeroed_pages_doctor_reports_export_saves_all_that_reads(tmp_path: Path)
     assert found.returncode == 4 and "Traceback" not in found.stderr
     report = json.loads(found.stdout)
     damaged = {p["where"] for p in report["problems"] if p["kind"] == "damaged-pages"}
-    assert {"ck_kv", "ck_archive"} <= damaged
+    assert {"ck_session_items", "ck_archive"} <= damaged
     lost = {p["where"] for p in report["problems"] if p["kind"] == "lost-row"}
-    assert any(w.startswith("ck_kv:session_") for w in lost)
+    assert any(w.startswith("ck_session_items:sid=") for w in lost)
     assert any(w.startswith("ck_archive:seq=") for w in lost)
     assert any("chatkeep export" in n and "--repair" in n for n in report["notes"])
     assert db.read_bytes() == before
@@ -114,12 +118,15 @@ def test_zeroed_pages_doctor_reports_export_saves_all_that_reads(tmp_path: Path)
     doc = json.loads(out.read_text())
     skipped_keys, skipped_seqs = _skipped(saved.stderr)
     assert skipped_keys and skipped_seqs
-    assert skipped_keys == {w.split(":", 1)[1] for w in lost if w.startswith("ck_kv:session_")}
-    # each body either exported as it was stored or listed as skipped, never both
+    assert {f"ck_session_items:sid={k[len('session_') :]}, pos={p}" for k, p in skipped_keys} == {
+        w for w in lost if w.startswith("ck_session_items:")
+    }
+    # every body is exported with each of its entries as stored, except the ones listed
     exported = {k for k in doc["local"] if k.startswith("session_")}
-    assert exported | skipped_keys == set(bodies) and not exported & skipped_keys
+    assert exported == set(bodies)
     for key in exported:
-        assert doc["local"][key] == json.loads(bodies[key])
+        want = [e for p, e in sorted(bodies[key].items()) if (key, p) not in skipped_keys]
+        assert doc["local"][key] == want
     # each archived entry either exported (in its order) or listed as skipped
     kept = [archive[s] for s in sorted(archive) if s not in skipped_seqs]
     assert _contents(doc) == kept
@@ -144,7 +151,7 @@ def test_zeroed_pages_doctor_reports_export_saves_all_that_reads(tmp_path: Path)
     with chatkeep.open(str(db)) as store:
         listed = {r["id"] for r in store.sessions.list()}
         assert {k[len("session_") :] for k in exported} <= listed
-        hit = next(iter(sorted(exported)))
+        hit = next(k for k in sorted(exported) if doc["local"][k])
         text = store.sessions.get(hit[len("session_") :])["history"][0]["content"]
         assert store.sessions.list(text.split(" k")[0])  # content search works again
 

@@ -141,9 +141,11 @@ def _old_quarantine(spec: Any, store: chatkeep.Store, sid: str) -> None:
     """What an older `doctor --repair` left: the whole body (its lost image still a blob
     marker) in a quarantine record, an empty body in its place."""
     key = f"session_{sid}"
-    (text,) = spec.raw_rows(
-        "SELECT value FROM ck_kv WHERE profile=? AND key=?", (spec.profile, key)
-    )[0]
+    rows = spec.raw_rows(  # the body's stored text: its entries' rows, as one list
+        "SELECT value FROM ck_session_items WHERE profile=? AND sid=? ORDER BY pos",
+        (spec.profile, sid),
+    )
+    text = "[" + ",".join(r[0] for r in rows) + "]"
     urls = store.export_data()["local"][key]  # the readable images, resolved
     record_text = text
     for part in _parts(urls):
@@ -158,6 +160,7 @@ def _old_quarantine(spec: Any, store: chatkeep.Store, sid: str) -> None:
          "text": record_text},
     )  # fmt: skip
     spec.raw_rows("UPDATE ck_kv SET value='[]' WHERE profile=? AND key=?", (spec.profile, key))
+    spec.raw_rows("DELETE FROM ck_session_items WHERE profile=? AND sid=?", (spec.profile, sid))
 
 
 def test_restore_quarantine_puts_back_what_reads_now(spec: Any) -> None:

@@ -4,6 +4,7 @@ kept verbatim, images stored once, drawer visibility, and the request-rules runn
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -130,3 +131,54 @@ def test_runnable_with_message_history_round(store: chatkeep.Store) -> None:
     texts = [m.content for m in store_history.messages]
     assert texts[2:] == ["what was it?", "a square", "and now?", "still square"]
     assert IMG in str(texts[0])  # the history keeps every pixel
+
+
+B64 = IMG.split(",", 1)[1]
+SHAPES = {
+    "openai image_url string": {"type": "image_url", "image_url": IMG},
+    "standard image, base64": {"type": "image", "base64": B64, "mime_type": "image/png"},
+    "v0.3 data block": {
+        "type": "image",
+        "source_type": "base64",
+        "data": B64,
+        "mime_type": "image/png",
+    },
+    "anthropic source": {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/png", "data": B64},
+    },
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_request_rules_know_every_image_block_shape(shape: str) -> None:
+    """An answered image is labelled in each of LangChain's content-block shapes; the text
+    block beside it and the newest image keep their own objects."""
+    text = {"type": "text", "text": "look at this"}
+    first = HumanMessage(content=[text, SHAPES[shape]])
+    newest = HumanMessage(content=[{"type": "text", "text": "and this"}, SHAPES[shape]])
+    msgs = [first, AIMessage(content="a square"), newest]
+    out = (request_rules).invoke(msgs)
+    assert B64 not in str(out[0].content)
+    assert out[0].content[0] is first.content[0] and out[0].content[1]["type"] == "text"
+    assert out[2] is newest  # not answered yet: sent as it is
+    assert first.content[1] == SHAPES[shape]  # the input is left alone
+
+
+def test_filter_composes_before_a_chat_model() -> None:
+    """``request_rules | model``: the model receives the filtered messages."""
+    from langchain_core.language_models.fake_chat_models import FakeMessagesListChatModel
+
+    seen: list[Any] = []
+
+    class Spy(FakeMessagesListChatModel):
+        def _generate(self, messages: Any, *args: Any, **kwargs: Any) -> Any:
+            seen.append(messages)
+            return super()._generate(messages, *args, **kwargs)
+
+    chain = request_rules | Spy(responses=[AIMessage(content="ok")])
+    assert (
+        chain.invoke([_picture("first"), AIMessage(content="noted"), HumanMessage("?")]).content
+        == "ok"
+    )
+    assert IMG not in str(seen[0]) and "first" in str(seen[0])

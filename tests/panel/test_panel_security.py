@@ -39,6 +39,14 @@ def test_token_in_header_or_query_is_accepted(anon):
     assert anon.get(f"/api/state?token={TOKEN}").status_code == 200
 
 
+def test_token_as_a_bearer_header_is_accepted(anon):
+    """`Authorization: Bearer TOKEN` (what MCP clients send) carries the token too; a wrong
+    bearer or another scheme is refused."""
+    assert anon.get("/api/state", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+    assert anon.get("/api/state", headers={"Authorization": "Bearer nope"}).status_code == 403
+    assert anon.get("/api/state", headers={"Authorization": f"Basic {TOKEN}"}).status_code == 401
+
+
 def test_writes_need_the_token_too(anon, pstore):
     """A POST without the token changes nothing in the store."""
     pstore.history.append({"role": "user", "content": "keep me"})

@@ -402,6 +402,7 @@ def test_postgres_trigram_indexes_look_in_one_profile(pg_spec) -> None:
         ]
         assert [r["id"] for r in small.sessions.list("wombat", limit=2)] == ["small2", "small1"]
     assert sorted(d.split(" USING ")[1] for d in indexes) == [
+        "gin (profile, body gin_trgm_ops)",  # the message index (SPEC §16)
         "gin (profile, digest gin_trgm_ops)",
         "gin (profile, name_lc gin_trgm_ops)",
     ], indexes
@@ -438,7 +439,7 @@ def test_postgres_without_btree_gin_keeps_its_trigram_indexes(pg_spec) -> None:
                 for r in s._backend.query("SELECT indexname FROM pg_indexes")
                 if r[0].endswith("trgm")
             )
-        assert indexes == ["ck_session_digest_trgm", "ck_sessions_name_trgm"]
+        assert indexes == ["ck_search_trgm", "ck_session_digest_trgm", "ck_sessions_name_trgm"]
     finally:
         with psycopg.connect(pg_spec.url, autocommit=True) as admin:
             admin.execute(f"DROP DATABASE IF EXISTS {db} WITH (FORCE)")

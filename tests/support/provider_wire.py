@@ -49,7 +49,8 @@ class Text:
     delay: float = 0.0
     prompt_tokens: int | None = None  # None: estimated from the request body
     completion_tokens: int | None = None  # None: one per chunk
-    #: Of ``prompt_tokens``: read from the provider's prompt cache / written to it (Anthropic).
+    #: Of ``prompt_tokens``: read from the provider's prompt cache / written to it (Anthropic,
+    #: and OpenAI's ``cache_write_tokens`` from GPT-5.6 on).
     cached_tokens: int = 0
     cache_write_tokens: int = 0
     response_id: str | None = None
@@ -213,7 +214,11 @@ def _chat_usage(reply: Text, prompt: int, completion: int) -> dict[str, Any]:
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
-        "prompt_tokens_details": {"cached_tokens": reply.cached_tokens, "audio_tokens": 0},
+        "prompt_tokens_details": {
+            "cached_tokens": reply.cached_tokens,
+            "cache_write_tokens": reply.cache_write_tokens,
+            "audio_tokens": 0,
+        },
         "completion_tokens_details": {
             "reasoning_tokens": 0,
             "audio_tokens": 0,
@@ -321,10 +326,12 @@ def _response_object(
     }
 
 
-def _responses_usage(prompt: int, completion: int, cached: int = 0) -> dict[str, Any]:
+def _responses_usage(
+    prompt: int, completion: int, cached: int = 0, written: int = 0
+) -> dict[str, Any]:
     return {
         "input_tokens": prompt,
-        "input_tokens_details": {"cached_tokens": cached},
+        "input_tokens_details": {"cached_tokens": cached, "cache_write_tokens": written},
         "output_tokens": completion,
         "output_tokens_details": {"reasoning_tokens": 0},
         "total_tokens": prompt + completion,
@@ -339,7 +346,7 @@ def _responses_full(body: Mapping[str, Any], reply: Text) -> dict[str, Any]:
         rid,
         "completed",
         reply.text,
-        _responses_usage(prompt, completion, reply.cached_tokens),
+        _responses_usage(prompt, completion, reply.cached_tokens, reply.cache_write_tokens),
         reply.reasoning,
     )
 
@@ -405,7 +412,7 @@ def _responses_stream(body: Mapping[str, Any], reply: Text) -> Iterator[tuple[bo
         rid,
         "completed",
         reply.text,
-        _responses_usage(prompt, completion, reply.cached_tokens),
+        _responses_usage(prompt, completion, reply.cached_tokens, reply.cache_write_tokens),
         reply.reasoning,
     )
     yield False, ev("response.completed", response=final)

@@ -28,7 +28,7 @@ from typing import Any
 
 import click
 
-from .. import AttachError, ChatkeepError, InvalidValue, ProviderError, extract_file
+from .. import AttachError, ChatkeepError, InvalidValue, ProviderError, extract_file, usage_totals
 from .context import pass_ctx
 from .main import EXIT_CODES, exit_code_for
 from .output import echo_json, plain
@@ -104,9 +104,11 @@ def _wait(
             click.echo("\n(stopping… press Ctrl-C again to quit at once)", err=True)
 
 
-def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
-    """Run one turn in a worker thread so Ctrl-C can stop the stream cleanly; a turn stopped by
-    Ctrl-C keeps its partial answer (``interrupted``) and exits 130."""
+def _run(chat: Any, as_json: bool, **kwargs: Any) -> None:
+    """Run one turn of ``chat`` (the store's engine) in a worker thread so Ctrl-C can stop the
+    stream cleanly; a turn stopped by Ctrl-C keeps its partial answer (``interrupted``) and
+    exits 130. The usage line ends with the conversation's cache-hit share."""
+    call = chat.run
     cancel = threading.Event()
     finished = threading.Event()
     first = threading.Event()
@@ -176,7 +178,8 @@ def _run(call: Callable[..., Any], as_json: bool, **kwargs: Any) -> None:
             if not streamed:
                 sys.stdout.write(plain(reply.text))
             sys.stdout.write("\n")
-        line = usage_line(reply.usage, reply.cost)
+        session = usage_totals(chat.store.history.read()) if reply.landed == "live" else None
+        line = usage_line(reply.usage, reply.cost, session)
         if line:
             click.echo(click.style(line, dim=True), err=True)
         if reply.interrupted and stopped:
@@ -246,7 +249,7 @@ def chat_cmd(
     text = _text_arg(text)
     chat = ctx.store().chat
     turn = chat.prepare_send(text, _read_images(images), provider, model)
-    _run(chat.run, as_json, turn=turn)
+    _run(chat, as_json, turn=turn)
 
 
 @click.command("edit")
@@ -265,7 +268,7 @@ def edit_cmd(
     TEXT `-` reads the new text from standard input."""
     text = _text_arg(text)
     chat = ctx.store().chat
-    _run(chat.run, as_json, turn=chat.prepare_edit(index, text, None, provider, model))
+    _run(chat, as_json, turn=chat.prepare_edit(index, text, None, provider, model))
 
 
 @click.command("regenerate")
@@ -277,4 +280,4 @@ def edit_cmd(
 def regenerate_cmd(ctx, provider: str | None, model: str | None, as_json: bool) -> None:
     """Ask for a new answer to your last message."""
     chat = ctx.store().chat
-    _run(chat.run, as_json, turn=chat.prepare_regenerate(provider, model))
+    _run(chat, as_json, turn=chat.prepare_regenerate(provider, model))

@@ -78,6 +78,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "import_cmd",
         "Import an export: chatkeep, browsa, ChatGPT, Claude, Open WebUI, LibreChat, llm, …",
     ),
+    "mcp": (
+        "mcp_cmd",
+        "mcp_cmd",
+        "Serve the store to MCP clients (stdio, or --http on 127.0.0.1); read-only by default.",
+    ),
     "provider": (
         "provider_cmds",
         "provider_group",
@@ -87,6 +92,11 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "request_cmd",
         "request_cmd",
         "Show what the next request would send, and what it saves.",
+    ),
+    "search": (
+        "search_cmd",
+        "search_cmd",
+        "Find messages by words or meaning, everywhere: live, archive, saved and evicted sessions.",
     ),
     "serve": (
         "serve_cmd",

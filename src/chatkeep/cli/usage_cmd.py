@@ -25,8 +25,12 @@ def _cost(value: float | None) -> str:
     return f"~${value:,.4f}" if value < 1 else f"~${value:,.2f}"
 
 
-def usage_line(usage: dict[str, int] | None, cost: float | None) -> str | None:
-    """One line: tokens in, share read from cache (and written), tokens out, estimated cost."""
+def usage_line(
+    usage: dict[str, int] | None, cost: float | None, session: dict[str, Any] | None = None
+) -> str | None:
+    """One line: tokens in, this turn's share read from cache (and written), tokens out,
+    estimated cost, and the cache-hit share of the whole conversation (``session``: the
+    totals of :func:`chatkeep.usage_totals` over the live history)."""
     if not usage:
         return None
     inp = usage.get("input", 0)
@@ -38,6 +42,10 @@ def usage_line(usage: dict[str, int] | None, cost: float | None) -> str | None:
     parts.append(f"{usage.get('output', 0):,} out")
     if cost is not None:
         parts.append(_cost(cost))
+    if session and session.get("turns", 0) > 1:
+        parts.append(
+            f"conversation: {session['cacheHit']:.0%} cache hit over {session['turns']} turns"
+        )
     return "usage: " + " · ".join(parts)
 
 
@@ -45,7 +53,7 @@ def _row(label: str, t: dict[str, Any]) -> str:
     cost = _cost(t["cost"]) or "—"
     return (
         f"{label[:28]:<28} {t['turns']:>6,} {t['input']:>12,} {t['cachedRead']:>12,} "
-        f"{t['cacheWrite']:>11,} {t['output']:>10,} {t['cacheHitRate']:>6.0%} {cost:>11}"
+        f"{t['cacheWrite']:>11,} {t['output']:>10,} {t['cacheHit']:>8.0%} {cost:>11}"
     )
 
 
@@ -59,14 +67,15 @@ def _row(label: str, t: dict[str, Any]) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (stable schema).")
 @pass_ctx
 def usage_cmd(ctx, session: str | None, by: str | None, as_json: bool) -> None:
-    """Tokens in / cached / written / out, cache-hit rate and estimated cost of stored turns."""
+    """Tokens in / cached / written / out, cache-hit share (cacheHit) and estimated cost of
+    stored turns."""
     report = usage_report(ctx.store(), session=session, by=by)
     if as_json:
         echo_json(report)
         return
     head = (
         f"{'':<28} {'turns':>6} {'tokens in':>12} {'from cache':>12} {'written':>11} "
-        f"{'out':>10} {'hit':>6} {'cost':>11}"
+        f"{'out':>10} {'cacheHit':>8} {'cost':>11}"
     )
     click.echo(head)
     for group in report["groups"]:

@@ -16,12 +16,15 @@ run**:
   1. edit/regenerate: ``entries[i:]`` are removed (attachments added after a regenerated
      question were never sent: they stay, before the new question); if entry ``i`` changed since
      the prepare, nothing is written and ``InvalidValue`` says so;
-  2. the request is planned (:func:`~.planner.plan_request`: card, system prompt, history steps,
-     server-transcript chain) — exactly what ``chatkeep request`` previews;
+  2. the new user entry is stamped ``createdAt`` (epoch ms, the time of the send: the pause
+     before it is part of the pace the cache lifetime is chosen from) and the request is
+     planned (:func:`~.planner.plan_request`: card, system prompt, history steps,
+     server-transcript chain, the profile's pace record) — exactly what ``chatkeep request``
+     previews;
   3. exactly **one** user entry is appended (none when a send repeats the text of the
-     unanswered last question after a failure: that entry is reused, §3.5), stamped
-     ``createdAt`` (epoch ms, the time of the send) — a send of a *different* question
-     after a failure first marks the unanswered one ``unanswered: true`` in the same
+     unanswered last question after a failure: that entry is reused, §3.5) and its time added
+     to the pace record (:data:`~chatkeep.rules.cache.PACE_KEY`) — a send of a *different*
+     question after a failure first marks the unanswered one ``unanswered: true`` in the same
      transaction: it stays in the history (the faces show it) and no request sends it
      (:func:`~chatkeep.entries.mark_unanswered`) —, then the reply streams: ``on_delta(text)``
      per piece of the answer and ``on_reasoning(text)`` per piece of the model's reasoning
@@ -75,6 +78,7 @@ from ..providers import (
     truncation_warning,
 )
 from ..rules.accounting import request_stats
+from ..rules.cache import PACE_KEY, remember_question
 from ..rules.cache_hits import hit_drop_notice, recent_hits
 from ..rules.context import stub_oversized_attachments
 from ..rules.request_images import held_back_note
@@ -259,14 +263,19 @@ class Chat:
                     # marked, and is left out of this request and every later one (§3.5)
                     marked = mark_unanswered(history)
                     leave_behind, history = marked is not history, marked
+            if not turn.reuse:  # stamped first: the time of the send is part of the pace
+                turn.user_entry = {**turn.user_entry, "createdAt": now_ms()}
             plan = plan_request(self.store, turn.card, turn.system, history, turn.user_entry)
             turn.dropped = plan.request.held_back  # images the per-request cap sent as labels
-            turn.hits_before = recent_hits(history)
+            pace = self.store.local.get(PACE_KEY)
+            earlier = [t for t in pace if isinstance(t, int)] if isinstance(pace, list) else []
+            turn.hits_before = recent_hits(history, turn.user_entry, turn.card.cache_rule, earlier)
             if turn.dropped:
                 notify(held_back_note(turn.dropped))
             if not turn.reuse:
-                turn.user_entry = {**turn.user_entry, "createdAt": now_ms()}
                 append_question(self.store, turn.user_entry, leave_behind)
+                at = turn.user_entry["createdAt"]
+                self.store.local.modify(PACE_KEY, lambda t: remember_question(t, at), [])
             appended = True
             try:
                 outcome = self._call(turn, plan, cancel, (on_delta, on_reasoning), notify)

@@ -25,6 +25,7 @@ history verbatim, prefix reuse against the request sent last). It sends and writ
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -43,7 +44,7 @@ from ..entries import (
 from ..errors import InvalidEntry, InvalidValue, ProviderConfigError
 from ..providers import Card, resolve_provider
 from ..rules.accounting import request_stats
-from ..rules.cache import prompt_cache_key
+from ..rules.cache import PACE_KEY, prompt_cache_key
 from ..rules.cache_read import predicted_cache_read
 from ..rules.request_images import request_steps
 from ..rules.wire import HISTORY_STEPS, HistoryStep, WireRequest, build_request, request_entries
@@ -113,6 +114,8 @@ def build_for_card(
     previous_response_id: str | None = None,
     steps: Sequence[HistoryStep] = HISTORY_STEPS,
     prompt_cache_key: str | None = None,
+    pace: Sequence[int] = (),
+    one_off: bool = False,
 ) -> WireRequest:
     """The wire request of ``card``'s style: the one card → builder keyword mapping."""
     return build_request(
@@ -128,6 +131,9 @@ def build_for_card(
         previous_response_id=previous_response_id,
         steps=steps,
         prompt_cache_key=prompt_cache_key,
+        cache_rule=card.cache_rule,
+        pace=pace,
+        one_off=one_off,
     )
 
 
@@ -206,9 +212,11 @@ def plan_request(
     *,
     steps: Sequence[HistoryStep] = HISTORY_STEPS,
     chain: bool = True,
+    one_off: bool = False,
 ) -> RequestPlan:
     """Plan the request for ``history`` + ``user_entry`` (``chain=False``: never continue a
-    server transcript, e.g. for the overflow rescue, which must resend everything)."""
+    server transcript, e.g. for the overflow rescue, which must resend everything;
+    ``one_off``: no later request repeats ``user_entry``, a summary call)."""
     if not isinstance(card, Card):
         raise InvalidValue("plan_request takes a resolved provider Card (chatkeep.providers)")
     if not isinstance(system, str):
@@ -221,6 +229,7 @@ def plan_request(
     cache_key = None
     if card.prompt_cache_key:  # one OpenAI cache route per profile and conversation (§6.3)
         cache_key = prompt_cache_key(profile.profile, profile.sessions.active_id())
+    pace = profile.local.get(PACE_KEY)
     request = build_for_card(
         card,
         history,
@@ -229,6 +238,8 @@ def plan_request(
         previous_response_id=previous,
         steps=steps,
         prompt_cache_key=cache_key,
+        pace=[t for t in pace if isinstance(t, int)] if isinstance(pace, list) else (),
+        one_off=one_off,
     )
     return RequestPlan(
         request=request,
@@ -322,7 +333,11 @@ def preview_request(
     settings = profile.get_all()
     card, problem, key_problem = _preview_card(settings, provider, model, env)
     history = profile.history.read()
-    user_entry: Entry = {"role": "user", "content": draft if draft.strip() else PREVIEW_DRAFT}
+    user_entry: Entry = {
+        "role": "user",
+        "content": draft if draft.strip() else PREVIEW_DRAFT,
+        "createdAt": int(time.time() * 1000),  # sent now: the pace the cache lifetime reads
+    }
     if reuses_last(history, user_entry):
         history = history[:-1]  # as the send would: the draft answers the failed question
     elif draft.strip():

@@ -7,7 +7,10 @@
   ``---`` header) with :func:`~chatkeep.conversation.chunking.chunk_text` (≤ 12,000 chars),
   condenses the chunks in parallel and, when there is more than one, merges them with one more
   call — through the active provider (or ``provider``/``model``) in its own API style, with the
-  prompt family of the attachment (:mod:`~chatkeep.conversation.prompts`). A PDF's
+  prompt family of the attachment (:mod:`~chatkeep.conversation.prompts`). While the
+  conversation before the attachment is in the provider's cache and reading it is cheap enough, every call
+  is the conversation's own request with the task at its end, so that prefix is read from the
+  cache (:mod:`~chatkeep.conversation.summary_prefix`). A PDF's
   ``## Figures`` section is kept verbatim after the summary so figure labels survive.
   The write-back runs under the history lock, by ``attachId``: when the entry is gone or changed
   meanwhile nothing is written. The new text is the same header, then
@@ -46,11 +49,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..constants import DEFAULT_SUMMARIZE_THRESHOLD
 from ..entries import Entry, is_attachment, is_image_part, is_text_part, text_length
+from ..errors import ContextOverflow
 from ..providers import Card, complete, resolve_provider
 from ..rules.images import interleave_image_parts
-from ..rules.wire import build_request
 from .chunking import DEFAULT_CHUNK_CHARS, chunk_text
-from .prompts import SYSTEM, attachment_kind, chunk_prompt, merge_prompt
+from .prompts import attachment_kind, chunk_prompt, merge_prompt
+from .summary_prefix import summary_requests
 
 if TYPE_CHECKING:
     from ..storage.profile import Profile
@@ -171,22 +175,25 @@ def _find(entries: list[Entry], attach_id: str) -> int:
     return next((i for i, e in enumerate(entries) if e.get("attachId") == attach_id), -1)
 
 
-def _ask(card: Card, prompt: str, call: Callable[[Card, dict[str, Any]], Any]) -> str:
-    request = build_request(
-        card.style,
-        [],
-        user_entry={"role": "user", "content": prompt},
-        system_prompt=SYSTEM,
-        model=card.model,
-        base_url=card.base_url,
-        temperature=card.temperature,
-        max_tokens=card.max_tokens,
-        stream=card.stream,
-    )
-    done = call(card, request.body)
-    if done.interrupted:
-        raise RuntimeError("the summary call was interrupted")
-    return done.text.strip()
+def _ask(
+    card: Card,
+    builds: list[Callable[[str], dict[str, Any]]],
+    prompt: str,
+    call: Callable[[Card, dict[str, Any]], Any],
+) -> str:
+    """One summary call: the first request of ``builds``, the next one when the model's context
+    window cannot take it (:func:`~.summary_prefix.summary_requests`)."""
+    for k, build in enumerate(builds):
+        try:
+            done = call(card, build(prompt))
+        except ContextOverflow:
+            if k == len(builds) - 1:
+                raise
+            continue
+        if done.interrupted:
+            raise RuntimeError("the summary call was interrupted")
+        return str(done.text).strip()
+    raise RuntimeError("no summary request to send")  # pragma: no cover - builds is never empty
 
 
 def summarize_attachment(
@@ -277,15 +284,15 @@ def _summarize(
         on_progress(0, total)
 
     prompts = [chunk_prompt(kind, c, k, len(chunks), title) for k, c in enumerate(chunks, 1)]
+    builds = summary_requests(store, card, entries, i, total)
     workers = max(1, min(max_workers, len(prompts)))
     try:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="chatkeep-summary") as pool:
-            parts = list(pool.map(lambda p: _ask(card, p, call), prompts))
+            parts = list(pool.map(lambda p: _ask(card, builds, p, call), prompts))
         if any(not p for p in parts):
             return False
-        summary = (
-            parts[0] if len(parts) == 1 else _ask(card, merge_prompt(kind, parts, title), call)
-        )
+        merge = merge_prompt(kind, parts, title)
+        summary = parts[0] if len(parts) == 1 else _ask(card, builds, merge, call)
     finally:
         _record_usage(store, attach_id, title, card, usages)
     if not summary.strip():

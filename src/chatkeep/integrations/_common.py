@@ -24,7 +24,7 @@ def check_session_id(session_id: Any) -> str:
 
 
 class SavedConversation:
-    """One saved session of a store, read and written whole under the session lock."""
+    """One saved session of a store: read whole, appended to, its newest entry popped."""
 
     def __init__(self, store: Any, session_id: str) -> None:
         self.store = store
@@ -45,16 +45,9 @@ class SavedConversation:
             self.store.sessions.extend(self.session_id, new)
 
     def pop(self) -> Entry | None:
-        popped: list[Entry] = []
-
-        def fn(body: list[Entry]) -> list[Entry] | None:
-            if not body:
-                return None
-            popped.append(body[-1])
-            return body[:-1]
-
-        self.store.sessions.modify(self.session_id, fn)
-        return popped[0] if popped else None
+        # one row deleted: the rest of the body is not read
+        entry: Entry | None = self.store.sessions.pop(self.session_id)
+        return entry
 
     def clear(self) -> None:
         self.store.sessions.delete(self.session_id)

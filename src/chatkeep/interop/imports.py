@@ -35,7 +35,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..entries import is_attachment, is_image_part, validate_entries
+from ..entries import is_attachment, is_image_part
 from ..errors import InvalidEntry, InvalidValue
 from ..storage.stream import HEAD as STREAM_HEAD
 from ..storage.transfer import browsa_problem
@@ -183,7 +183,7 @@ def _session_doc(doc: dict[str, Any]) -> Conversation:
 
 
 def _images_in(entry: dict[str, Any]) -> int:
-    content = entry.get("content")
+    content = entry.get("content") if isinstance(entry, dict) else None  # not yet validated
     return sum(1 for p in content if is_image_part(p)) if isinstance(content, list) else 0
 
 
@@ -202,23 +202,19 @@ def save_conversations(
     skipped: list[dict[str, str]] = []
     equal: dict[str, int] = {}  # content id → conversations of that content so far
 
+    last = (0, 0, "")  # messages, images and title of the conversation just handed over
+
     def rows() -> Iterator[tuple[dict[str, Any], list[dict[str, Any]]]]:
-        nonlocal seen, readable, messages, pictures
+        nonlocal seen, readable, messages, pictures, last
         for conv in convs:
             seen += 1
             if isinstance(conv, Skipped):
                 skipped.append(conv.report())
                 continue
-            try:
-                validate_entries(conv.entries)
-            except InvalidEntry as exc:
-                why = f"an entry is not valid: {exc.message}"
-                title = " ".join(conv.title.split())  # not name(): it reads the invalid entries
-                skipped.append(Skipped(f"conversation {seen}", why, title).report())
-                continue
-            readable += 1
-            messages += sum(1 for e in conv.entries if not is_attachment(e))
-            pictures += sum(_images_in(e) for e in conv.entries)
+            n = sum(1 for e in conv.entries if not is_attachment(e))
+            k = sum(_images_in(e) for e in conv.entries)
+            last = (n, k, conv.title)
+            readable, messages, pictures = readable + 1, messages + n, pictures + k
             ordinal = 0
             if conv.keyed_by_content:  # equal text, no source id: told apart by their order
                 base = conv.session_id()
@@ -226,7 +222,15 @@ def save_conversations(
                 equal[base] = ordinal + 1
             yield conv.row(ordinal), conv.entries
 
-    added = profile.sessions.add_many(rows())
+    def invalid(_row: dict[str, Any], exc: InvalidEntry) -> None:
+        """The conversation just handed over is left out (validated once, where it is added)."""
+        nonlocal readable, messages, pictures
+        readable, messages, pictures = readable - 1, messages - last[0], pictures - last[1]
+        why = f"an entry is not valid: {exc.message}"
+        title = " ".join(last[2].split())  # not name(): it reads the invalid entries
+        skipped.append(Skipped(f"conversation {seen}", why, title).report())
+
+    added = profile.sessions.add_many(rows(), skip_invalid=invalid)
     if not readable:
         reasons = "; ".join(f"{s['where']}: {s['reason']}" for s in skipped[:3])
         more = f" (and {len(skipped) - 3} more)" if len(skipped) > 3 else ""

@@ -10,9 +10,9 @@
    on every POST) must come from exactly ``http://<Host>``; ``Origin: null`` and other origins get
    403 ``CrossOrigin``. ``Sec-Fetch-Site: cross-site`` is refused the same way.
 3. **Token** — every path except ``/static/…`` needs the per-launch token, in the
-   ``X-Chatkeep-Token`` header or the ``token`` query parameter (``<img>`` and the first page
-   load cannot send headers). Missing → 401 ``TokenRequired``; wrong → 403 ``BadToken``.
-   Compared in constant time.
+   ``X-Chatkeep-Token`` header, an ``Authorization: Bearer …`` header (what MCP clients send)
+   or the ``token`` query parameter (``<img>`` and the first page load cannot send headers).
+   Missing → 401 ``TokenRequired``; wrong → 403 ``BadToken``. Compared in constant time.
 
 Only ``http`` scopes are served (and ``lifespan`` passed through): a websocket is closed with
 1008 and any other scope type is dropped, so nothing reaches a route around these checks.
@@ -24,6 +24,9 @@ the same message and hint as a small HTML page (:func:`refusal_page`). Every res
 this origin, ``data:`` and ``blob:``), ``X-Content-Type-Options: nosniff``,
 ``Referrer-Policy: no-referrer`` (the token in the URL never leaks to a clicked link),
 ``X-Frame-Options: DENY``; API responses also get ``Cache-Control: no-store``.
+
+The same guard, with its own refusal hints (``hints``), stands in front of ``chatkeep mcp
+--http``: one rule for the token and the Host and Origin checks of every local server.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from __future__ import annotations
 import html
 import json
 import secrets
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -134,6 +137,10 @@ def _wants_page(scope: dict[str, Any]) -> bool:
 def _given_token(headers: dict[str, str], query_string: bytes) -> str | None:
     given = headers.get(TOKEN_HEADER)
     if given is None:
+        scheme, _, credentials = headers.get("authorization", "").strip().partition(" ")
+        if scheme.lower() == "bearer" and credentials.strip():
+            given = credentials.strip()
+    if given is None:
         values = parse_qs(query_string.decode("latin-1")).get(TOKEN_PARAM)
         given = values[0] if values else None
     return given
@@ -147,7 +154,9 @@ def carries_token(scope: dict[str, Any], token: str) -> bool:
 
 
 class PanelGuard:
-    """ASGI middleware enforcing the checks of the module docstring."""
+    """ASGI middleware enforcing the checks of the module docstring. ``hints`` replaces the
+    hint of a refusal by its type (``BadHost``, ``CrossOrigin``, ``TokenRequired``,
+    ``BadToken``), for a server other than the panel."""
 
     def __init__(
         self,
@@ -156,12 +165,14 @@ class PanelGuard:
         token: str,
         port: int | None = None,
         hosts: Iterable[str] = (),
+        hints: Mapping[str, str] | None = None,
     ) -> None:
         if not token:
             raise ValueError("the panel needs a non-empty launch token")
         self.app = app
         self.token = token
         self.port = port
+        self.hints = dict(hints or {})
         self.hosts = set(LOOPBACK_HOSTS) | {
             h.strip("[]").lower() for h in hosts if h.strip("[]") not in _WILDCARDS
         }
@@ -177,6 +188,8 @@ class PanelGuard:
                 await send({"type": "websocket.close", "code": 1008})
             return
         refusal = self._check(scope)
+        if refusal is not None and self.hints:
+            refusal = self._rehint(refusal)
         is_api = scope.get("path", "").startswith("/api/")
 
         async def send_with_headers(message: dict[str, Any]) -> None:
@@ -207,6 +220,12 @@ class PanelGuard:
             }
         )
         await send({"type": "http.response.body", "body": body})
+
+    def _rehint(self, refusal: tuple[int, bytes]) -> tuple[int, bytes]:
+        status, body = refusal
+        err = json.loads(body)["error"]
+        hint = self.hints.get(err["type"])
+        return refusal if hint is None else _error(status, err["type"], err["message"], hint)
 
     # -- the checks -------------------------------------------------------------------------
     def _check(self, scope: dict[str, Any]) -> tuple[int, bytes] | None:

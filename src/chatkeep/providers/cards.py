@@ -17,8 +17,10 @@ its name::
                                         # transcript; only new turns are sent (SPEC §6.3)
      "promptCacheKey": true,            # optional: send OpenAI's prompt_cache_key (default:
                                         # only to api.openai.com; chat/responses styles)
-     "prices": {"input": 2.5, "cachedRead": 0.25, "cacheWrite": 2.5, "output": 10}}
+     "prices": {"input": 2.5, "cachedRead": 0.25, "cacheWrite": 2.5, "output": 10},
                                         # optional, per million tokens: turns' estimated cost
+     "cacheRules": {"minTokens": 4096}} # optional: overrides the caching rules chatkeep
+                                        # finds for the model (rules.cache_rules)
 
 Contract:
 
@@ -54,6 +56,7 @@ from urllib.parse import urlsplit
 from ..errors import ProviderConfigError, UnknownProvider
 from ..limits import MAX_PRICE, price_problem
 from ..rules.cache import accepts_prompt_cache_key
+from ..rules.cache_rules import CacheRule, find_rule, validate_override
 from ..rules.wire.base import api_root  # one base-URL rule for requests and SDKs
 
 __all__ = [
@@ -97,6 +100,12 @@ class Card:
     prompt_cache_key: bool = False
     prices: dict[str, float] | None = None
     timeout: float = DEFAULT_TIMEOUT
+    cache_rules: dict[str, Any] | None = None
+
+    @property
+    def cache_rule(self) -> CacheRule:
+        """The caching rules of the model this card talks to (the card's overrides applied)."""
+        return find_rule(self.style, self.base_url, self.model, self.cache_rules)
 
 
 def sdk_base_url(card: Card) -> str:
@@ -223,6 +232,8 @@ def validate_card(card: Any, *, name: str = "") -> dict[str, Any]:
         )
     if "prices" in out:
         out["prices"] = _validate_prices(out["prices"], where)
+    if "cacheRules" in out:
+        out["cacheRules"] = validate_override(out["cacheRules"], where)
     timeout = out.get("timeout")
     if timeout is not None and (
         isinstance(timeout, bool)
@@ -325,6 +336,7 @@ def resolve_provider(
         and accepts_prompt_cache_key(data["baseUrl"], data.get("promptCacheKey")),
         prices=data.get("prices"),
         timeout=float(data.get("timeout") or DEFAULT_TIMEOUT),
+        cache_rules=data.get("cacheRules"),
     )
 
 

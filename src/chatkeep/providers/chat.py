@@ -65,14 +65,17 @@ def stream(
 
 
 def chat_usage(usage: Any) -> dict[str, int] | None:
-    """Chat Completions usage, normalised: ``prompt_tokens_details.cached_tokens`` is the cache
-    read (DeepSeek's ``prompt_cache_hit_tokens`` too); the API reports no cache writes."""
+    """Chat Completions usage, normalised: ``prompt_tokens`` counts every prompt token, cached
+    or not; ``prompt_tokens_details.cached_tokens`` is the cache read (DeepSeek's
+    ``prompt_cache_hit_tokens`` too) and ``prompt_tokens_details.cache_write_tokens`` the cache
+    write (GPT-5.6 and later), both inside ``prompt_tokens``."""
     if usage is None:
         return None
     cached = dig(usage, "prompt_tokens_details", "cached_tokens")
     if not cached:
         cached = dig(usage, "prompt_cache_hit_tokens")
-    return usage_dict(dig(usage, "prompt_tokens"), dig(usage, "completion_tokens"), cached)
+    written = dig(usage, "prompt_tokens_details", "cache_write_tokens")
+    return usage_dict(dig(usage, "prompt_tokens"), dig(usage, "completion_tokens"), cached, written)
 
 
 def _reasoning_field(obj: Any) -> str | None:

@@ -64,6 +64,7 @@ def _usage(response: Any) -> dict[str, int] | None:
         dig(usage, "input_tokens"),
         dig(usage, "output_tokens"),
         dig(usage, "input_tokens_details", "cached_tokens"),
+        dig(usage, "input_tokens_details", "cache_write_tokens"),  # GPT-5.6 and later
     )
 
 

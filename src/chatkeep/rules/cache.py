@@ -30,6 +30,12 @@ block before); the first four distinct marks are kept, so the system prompt — 
 1,024 tokens a cache entry needs on its own — is the first to go. A turn that rewrites nothing reads the whole previous request from
 cache; a turn that rewrites reads everything before the rewrite.
 
+With the model's :class:`~chatkeep.rules.cache_rules.CacheRule` the limits are that family's
+own: its number of breakpoints, and its minimum prefix (a mark below it cannot make an entry, so
+it goes first). :func:`choose_ttl` picks the lifetime the marks ask for from the conversation's
+pace (Anthropic's 1-hour entries when the questions come more than 5 minutes apart); every mark
+of a request asks for the same one, so 1-hour entries never follow 5-minute ones.
+
 OpenAI caches prefixes automatically; :func:`prompt_cache_key` gives the stable routing key of
 a conversation (``ck-`` + 32 hex of the digest of the profile name and the active session id —
 never of any text), so every request of one conversation reaches the same cache machine.
@@ -45,26 +51,37 @@ from urllib.parse import urlsplit
 
 from ..constants import PAGE_CONTEXT_PREFIX
 from ..digest import digest_json, hex_of
-from ..entries import Entry, is_image_part, is_text_part
+from ..entries import Entry, is_attachment, is_image_part, is_text_part
+from .cache_rules import CacheRule
 from .context import age_stale_attachments
 
 __all__ = [
     "EPHEMERAL",
     "LOOK_BACK_BLOCKS",
     "MAX_BREAKPOINTS",
+    "PACE_KEY",
     "CachePlan",
     "Cut",
     "Marks",
     "accepts_prompt_cache_key",
+    "cache_mark",
+    "choose_ttl",
     "place_breakpoints",
     "plan_cache",
     "prompt_cache_key",
+    "question_times",
+    "remember_question",
 ]
 
 #: The API's limits: four ``cache_control`` marks per request, a 20-block look-back per mark.
 MAX_BREAKPOINTS = 4
 LOOK_BACK_BLOCKS = 20
 EPHEMERAL = {"type": "ephemeral"}
+#: The gaps between questions the cache lifetime is chosen from (:func:`choose_ttl`).
+PACE_TURNS = 4
+#: ``store.local`` key of the profile's last question times (:func:`remember_question`): the
+#: pace a new conversation's first turn chooses its cache lifetime from.
+PACE_KEY = "questionPace"
 
 Cut = tuple[int, int]
 _NEXT_ATTACHMENT: Entry = {"role": "user", "content": PAGE_CONTEXT_PREFIX + "\n"}
@@ -78,14 +95,19 @@ class CachePlan:
     keep: Cut | None = None
     read: Cut | None = None
     maybe: Cut | None = None
+    #: a one-off request (a summary call) whose new turn no later request repeats: the end
+    #: mark sits on the last block before this cut instead of on the last block
+    end: Cut | None = None
 
 
 @dataclass(frozen=True)
 class Marks:
-    """The planned marks: on the system prompt or not, and flat block indexes (ascending)."""
+    """The planned marks: on the system prompt or not, flat block indexes (ascending), and
+    the lifetime every mark asks for (``None``: the provider's default)."""
 
     system: bool
     blocks: tuple[int, ...]
+    ttl: str | None = None
 
     @property
     def count(self) -> int:
@@ -176,11 +198,23 @@ def place_breakpoints(
     *,
     empty: Sequence[bool] = (),
     has_system: bool = False,
+    tokens: Sequence[int] = (),
+    system_tokens: int = 0,
+    rule: CacheRule | None = None,
+    ttl: str | None = None,
 ) -> Marks:
-    """At most four marks over the blocks whose cuts are ``cuts`` (module docstring).
+    """At most ``rule.breakpoints`` (default four) marks over the blocks whose cuts are
+    ``cuts`` (module docstring).
 
     ``cuts[k]`` is block ``k``'s ``(entry, part)`` origin, ascending; ``empty[k]`` says block
-    ``k`` is an empty text block (never marked).
+    ``k`` is an empty text block (never marked); ``tokens[k]`` its token estimate. With a
+    ``rule`` and ``tokens``, a mark whose prefix is shorter than the rule's minimum (no cache
+    entry can exist there) is the first to go when there are more marks than the rule allows.
+    Under OpenAI's breakpoints (``rule.marks == "prompt_cache_breakpoint"``) the provider's
+    implicit breakpoint covers the end and no look-back needs a mark where the previous
+    request wrote, so only the planned rewrites are marked. A one-off request
+    (``plan.end``) marks the end of what later requests repeat instead of its own end, under
+    either kind of mark.
     """
 
     def usable(pos: int) -> int:
@@ -188,16 +222,86 @@ def place_breakpoints(
             pos -= 1
         return pos
 
+    limit = rule.breakpoints if rule is not None else MAX_BREAKPOINTS
+    openai = rule is not None and rule.marks == "prompt_cache_breakpoint"
     # in order of usefulness (module docstring); -1 stands for the system prompt
-    wanted: list[int] = [usable(len(cuts) - 1)]
-    for cut in (plan.keep, plan.read, plan.maybe):
+    last = usable(len(cuts) - 1 if plan.end is None else _before(cuts, plan.end))
+    wanted: list[int] = [last] if not openai or plan.end is not None else []
+    for cut in (plan.keep, plan.maybe) if openai else (plan.keep, plan.read, plan.maybe):
         if cut is not None:
             wanted.append(usable(_before(cuts, cut)))
+    ranked = [p for p in wanted if p >= 0] + ([-1] if has_system and not openai else [])
+    if rule is not None and tokens:
+        prefix = [system_tokens]
+        for t in tokens:
+            prefix.append(prefix[-1] + t)
+        big = [p for p in ranked if prefix[p + 1] >= rule.min_tokens]
+        ranked = big + [p for p in ranked if p not in big]
     marks: list[int] = []
-    for pos in [p for p in wanted if p >= 0] + ([-1] if has_system else []):
-        if pos not in marks and len(marks) < MAX_BREAKPOINTS:
+    for pos in ranked:
+        if pos not in marks and len(marks) < limit:
             marks.append(pos)
-    return Marks(system=-1 in marks, blocks=tuple(sorted(p for p in marks if p >= 0)))
+    return Marks(system=-1 in marks, blocks=tuple(sorted(p for p in marks if p >= 0)), ttl=ttl)
+
+
+def question_times(history: Sequence[Entry], user_entry: Entry | None = None) -> list[int]:
+    """The times (``createdAt``, epoch ms) of the user's questions in ``history`` and of
+    ``user_entry`` (attachments are not questions)."""
+    entries = [*history, user_entry] if user_entry is not None else list(history)
+    return [
+        e["createdAt"]
+        for e in entries
+        if isinstance(e, dict)
+        and e.get("role") == "user"
+        and not is_attachment(e)
+        and isinstance(e.get("createdAt"), int)
+    ]
+
+
+def choose_ttl(
+    history: Sequence[Entry],
+    rule: CacheRule | None,
+    user_entry: Entry | None = None,
+    earlier: Sequence[int] = (),
+) -> str | None:
+    """The cache lifetime the conversation's pace pays for (``None``: the default one).
+
+    Under a rule with two lifetimes (Anthropic: 5 minutes at 1.25×, 1 hour at 2×), a turn that
+    comes after the short one ran out rewrites the whole conversation, while the long one
+    costs 0.75× more only on what each turn adds. So the long lifetime is chosen when the
+    median of the last :data:`PACE_TURNS` gaps between the user's questions (``createdAt``)
+    is longer than the short lifetime and within the long one.
+
+    The gaps count the question being sent (``user_entry``, stamped with the time of the send:
+    the pause that just ended is the freshest sign of the pace) and, before the conversation's
+    own, the ``earlier`` questions of the profile (:data:`PACE_KEY`, kept across sessions), so
+    the first turn of a new conversation already asks for the lifetime the user's pace pays
+    for instead of writing an entry that runs out before the second question."""
+    if rule is None or len(rule.writes) < 2:
+        return None
+    own = question_times(history, user_entry)
+    start = own[0] if own else None
+    times = sorted({*(t for t in earlier if start is None or t < start), *own})
+    gaps = sorted([b - a for a, b in zip(times, times[1:], strict=False)][-PACE_TURNS:])
+    if not gaps:
+        return None
+    median = gaps[len(gaps) // 2]
+    short, long = sorted(rule.writes, key=rule.seconds)[:2]
+    if rule.seconds(short) * 1000 < median <= rule.seconds(long) * 1000:
+        return long
+    return None
+
+
+def remember_question(times: object, at: int) -> list[int]:
+    """The profile's pace record (:data:`PACE_KEY`) after a question sent at ``at``: the last
+    ``PACE_TURNS + 1`` question times, ascending (a bad record starts over)."""
+    kept = [t for t in times if isinstance(t, int) and t < at] if isinstance(times, list) else []
+    return [*sorted(kept), at][-(PACE_TURNS + 1) :]
+
+
+def cache_mark(ttl: str | None) -> dict[str, str]:
+    """An Anthropic ``cache_control`` value (the default lifetime sends no ``ttl``)."""
+    return {**EPHEMERAL, "ttl": ttl} if ttl else dict(EPHEMERAL)
 
 
 def prompt_cache_key(profile: str, session_id: str) -> str:

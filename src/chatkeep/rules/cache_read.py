@@ -25,7 +25,7 @@ from typing import Any
 from .cache import LOOK_BACK_BLOCKS
 from .tokens import image_tokens, text_tokens
 
-__all__ = ["MIN_CACHE_TOKENS", "predicted_cache_read"]
+__all__ = ["MIN_CACHE_TOKENS", "block_tokens", "predicted_cache_read"]
 
 MIN_CACHE_TOKENS = 1024
 _STEP = 128
@@ -46,7 +46,8 @@ def _body(request: Any) -> dict[str, Any]:
     return body if isinstance(body, dict) else {}
 
 
-def _tokens(block: Any, style: str) -> int:
+def block_tokens(block: Any, style: str) -> int:
+    """The token estimate of one wire block (a string content is one block)."""
     if isinstance(block, str):
         return text_tokens(block)
     if not isinstance(block, dict):
@@ -76,7 +77,7 @@ def _blocks(body: dict[str, Any], style: str) -> list[tuple[str, int, bool]]:
             else block
         )
         key = json.dumps([role, bare], sort_keys=True, ensure_ascii=False)
-        out.append((key, _tokens(block, style), marked))
+        out.append((key, block_tokens(block, style), marked))
 
     for name in ("system", "instructions"):
         value = body.get(name)

@@ -10,7 +10,8 @@ price).
   (``input − cachedRead − cacheWrite``) at the input price, cache reads and writes at theirs,
   output at the output price; ``None`` without prices or usage.
 - :func:`usage_totals(entries, prices_of)` — over the assistant entries that carry usage:
-  ``turns``, the four token sums, ``cacheHitRate`` (``cachedRead / input``, 0.0 without input),
+  ``turns``, the four token sums, ``cacheHit`` (``cachedRead / input``, 0.0 without input; also
+  under its earlier name ``cacheHitRate``),
   ``cost`` (the sum over priced turns, ``None`` when no turn is priced), ``pricedTurns``.
   ``prices_of(entry)`` returns the prices for an entry (e.g. from its ``provider`` card) or
   ``None``.
@@ -52,6 +53,7 @@ EMPTY_TOTALS: dict[str, Any] = {
     "cachedRead": 0,
     "cacheWrite": 0,
     "output": 0,
+    "cacheHit": 0.0,
     "cacheHitRate": 0.0,
     "cost": None,
     "pricedTurns": 0,
@@ -100,8 +102,12 @@ def add_totals(a: Mapping[str, Any], b: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {k: add_counts(a[k], b[k]) for k in keys}
     costs = [c for c in (a.get("cost"), b.get("cost")) if c is not None]
     out["cost"] = _finite(sum(costs)) if costs else None
-    out["cacheHitRate"] = out["cachedRead"] / out["input"] if out["input"] else 0.0
+    out["cacheHit"] = out["cacheHitRate"] = _hit(out)
     return out
+
+
+def _hit(totals: Mapping[str, Any]) -> float:
+    return totals["cachedRead"] / totals["input"] if totals["input"] else 0.0
 
 
 def _finite(cost: float) -> float:
@@ -130,7 +136,7 @@ def usage_totals(entries: Iterable[Entry], prices_of: PricesOf | None = None) ->
             totals["pricedTurns"] = add_counts(totals["pricedTurns"], 1)
             cost += price
     totals["cost"] = _finite(cost) if totals["pricedTurns"] else None
-    totals["cacheHitRate"] = totals["cachedRead"] / totals["input"] if totals["input"] else 0.0
+    totals["cacheHit"] = totals["cacheHitRate"] = _hit(totals)
     return totals
 
 

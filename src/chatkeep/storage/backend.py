@@ -38,12 +38,24 @@ class Backend(ABC):
     local = False
     #: A join written so the planner keeps its left side outermost.
     cross_join = "JOIN"
+    #: Whether the message-search rows are kept (migrations 0014 and 0016 applied), and
+    #: whether SQLite's trigram index answers them (0015): :mod:`.search_schema`.
+    search_rows = False
+    search_fts = False
+    search_vectors = False
 
     #: The live history's row count and texts, ordered by position, joined with "," in one
     #: value (the ordered subquery gives the order; SQLite does not flatten it).
     joined_history_sql = (
         "SELECT count(*), group_concat(value, ',') FROM"
         " (SELECT value FROM ck_history WHERE profile=? ORDER BY pos)"
+    )
+
+    #: A saved body's row count and texts, ordered by position, joined with "," in one value
+    #: (parameters: profile, session id).
+    joined_items_sql = (
+        "SELECT count(*), group_concat(value, ',') FROM (SELECT value FROM ck_session_items"
+        " WHERE profile=? AND sid=? ORDER BY pos)"
     )
 
     def digest_insert(self, order: tuple[int, int] | None) -> tuple[str, tuple[Any, ...]]:
@@ -309,8 +321,12 @@ class Backend(ABC):
                 self.execute(stmt.replace("{blob}", self.blob_type))
             self.after_rebuild()
         from .salvage import digests_again  # lazy: only a repair needs it
+        from .search_schema import reindex_all, search_ready
 
         digests_again(self)
+        with self.transaction("", write=True):
+            search_ready(self)
+            reindex_all(self)
 
     def after_rebuild(self) -> None:
         """Bring derived tables back in step after :meth:`rebuild_schema` (override)."""

@@ -39,6 +39,8 @@ from ..limits import check_value
 BLOB_MIN_CHARS = 256
 TEXT_BLOB_MIN_CHARS = 4096
 MARK = "\x00b:"
+#: Where a JSON text may hold a string that starts as a data URL (a superset: keys included).
+_DATA_URL_START = re.compile(r'"data:', re.IGNORECASE)
 
 
 class Blob:
@@ -121,6 +123,16 @@ def encode(
         check_value(value)
     blobs: dict[str, Blob] = {}
     text_min = TEXT_BLOB_MIN_CHARS if text_blobs else None
+    if isinstance(value, dict | list):
+        # most values have nothing to move to a blob: no image data URL, no string starting
+        # with NUL and (for long texts) too short to hold one; their JSON is then the stored text
+        text = dumps(value)
+        if (
+            (text_min is None or len(text) < text_min)
+            and "\\u0000" not in text
+            and _DATA_URL_START.search(text) is None
+        ):
+            return text, blobs
 
     def leaf(v: Any) -> Any:
         if isinstance(v, str):

@@ -58,6 +58,7 @@ from ..errors import CorruptValue
 from ..limits import ENTRY_MAX_DEPTH, MAX_DEPTH
 from ..limits import problem as limit_problem
 from . import codec, doctor_pages
+from .body_rows import BODY_MARK
 from .doctor_files import permissions, problem, read_only_notes, repair_permissions, unhealthy
 from .evicted import evicted_ids, evicted_key
 from .quarantine import QUARANTINE_PREFIX, restore
@@ -126,6 +127,8 @@ def _text(value: Any) -> str:
 def _owners(tx: Tx) -> dict[str, str]:
     """Every blob owner of the profile and its stored text."""
     out = {"k:" + k: _text(v) for k, v in tx.rows("SELECT key, value FROM ck_kv WHERE profile=?")}
+    for k in [k for k, v in out.items() if v == BODY_MARK]:  # a body kept as rows: its list
+        out[k] = tx.kv_raw([k[2:]]).get(k[2:], out[k])
     for owner, sql in (
         ("h:", "SELECT pos, value FROM ck_history WHERE profile=?"),
         ("a:", "SELECT seq, value FROM ck_archive WHERE profile=?"),
@@ -266,6 +269,7 @@ def _repair(tx: Tx, problems: list[dict[str, Any]], facts: dict[str, Any]) -> li
             tx.hist_delete([int(owner[2:])])
         else:
             tx.run("DELETE FROM ck_archive WHERE profile=? AND seq=?", (int(owner[2:]),))
+            tx.search_drop("a", "", [int(owner[2:])])
             tx.gc(tx.drop_refs([owner]))
         by_where[(kind, owner)]["repaired"] = True
     for owner, hashes in facts["missing_refs"].items():
@@ -317,11 +321,14 @@ def _repair(tx: Tx, problems: list[dict[str, Any]], facts: dict[str, Any]) -> li
             )
             by_where[("orphan-body", SESSION_BODY_PREFIX + i)]["repaired"] = True
         tx.kv_put(SESSIONS_INDEX_KEY, index)
+        tx.items_digested(facts["orphan_bodies"])  # their digests were made from the bodies
     rows = tx.hist_rows()
     real = (len(rows), sum(c for _p, c, _t in rows))
     if tx.hist_state() != real:
         tx.hist_set_state(*real)
     tx.archive_recount()  # quarantined archive rows left it, or its kept count was off
+    if problems:  # the message-search rows made again from what is left
+        tx.search_reindex()
     for p in problems:
         if p["kind"] == "history-state":
             p["repaired"] = True

@@ -42,6 +42,11 @@ class HistoryRows:
         def move_refs(self, old_owner: str, new_owner: str) -> None: ...
         def gc(self, candidates: Any) -> int: ...
         def bump(self, what: str) -> None: ...
+        def search_put(
+            self, place: str, pos: int, text: str, blobs: Any, *, replace: bool = False
+        ) -> None: ...
+        def search_drop(self, place: str, owner: str, positions: Any) -> None: ...
+        def search_archived(self, moved: Any) -> None: ...
         @staticmethod
         def chunks(values: Any) -> Any: ...
         @staticmethod
@@ -99,6 +104,7 @@ class HistoryRows:
             (pos, chars, text, int(unseen)),
         )
         self.add_refs(f"h:{pos}", blobs)
+        self.search_put("h", pos, text, blobs)
 
     def hist_unseen_rows(self) -> list[tuple[int, int, str]]:
         """(pos, chars, text) of the live rows flagged as holding unseen images, in order."""
@@ -124,6 +130,7 @@ class HistoryRows:
         old = self.drop_refs([owner])
         self.add_refs(owner, blobs)
         self.gc(old - set(blobs))
+        self.search_put("h", pos, text, blobs, replace=True)
 
     def hist_restamp(self, pos: int, chars: int, text: str) -> None:
         """Rewrite one live row's stored text that keeps the same blobs (the seen stamp)."""
@@ -148,6 +155,7 @@ class HistoryRows:
                 chunk,
             )
         self.gc(self.drop_refs([f"h:{p}" for p in positions]))
+        self.search_drop("h", "", positions)
 
     def archive_oldest(self, n: int) -> tuple[int, int]:
         """Move the ``n`` oldest live rows to the archive; returns (rows moved, chars moved)."""
@@ -160,6 +168,7 @@ class HistoryRows:
         r = self.rows("SELECT max(seq) FROM ck_archive WHERE profile=?")
         seq = 0 if not r or r[0][0] is None else int(r[0][0]) + 1
         stamp = self.now_ms()
+        self.search_archived([(int(p), seq + i) for i, (p, _c, _v) in enumerate(rows)])
         for pos, _chars, value in rows:
             self.run(
                 "INSERT INTO ck_archive (profile, seq, archived_at, value) VALUES (?,?,?,?)",
@@ -260,3 +269,4 @@ class HistoryRows:
             (seq, stamp, text),
         )
         self.add_refs(f"a:{seq}", blobs)
+        self.search_put("a", seq, text, blobs)

@@ -13,6 +13,14 @@ from typing import Any
 
 from ..errors import ChatkeepError, StoreError
 from .backend import Backend
+from .search_schema import (
+    BACKFILL,
+    PG_ROWS,
+    PG_TRGM,
+    PG_VECTORS,
+    pg_trigram_statement,
+    search_ready,
+)
 from .sql import Migration
 
 
@@ -132,6 +140,10 @@ class PostgresBackend(Backend):
     joined_history_sql = (
         "SELECT count(*), string_agg(value, ',' ORDER BY pos) FROM ck_history WHERE profile=?"
     )
+    joined_items_sql = (
+        "SELECT count(*), string_agg(value, ',' ORDER BY pos) FROM ck_session_items"
+        " WHERE profile=? AND sid=?"
+    )
 
     def __init__(self, url: str) -> None:
         super().__init__()
@@ -148,13 +160,21 @@ class PostgresBackend(Backend):
         self._conn = self._connect()
         self.migrate()
         self.find_newer_schema()
+        with self.transaction("", write=False):
+            search_ready(self)
 
     def migrations(self) -> tuple[Migration, ...]:
-        return (*super().migrations(), TRIGRAMS, DIGEST_LZ4, PROFILE_TRIGRAMS)
+        return (
+            *super().migrations(),
+            *(TRIGRAMS, DIGEST_LZ4, PROFILE_TRIGRAMS, PG_ROWS, PG_TRGM, BACKFILL, PG_VECTORS),
+        )
 
     def rebuilt_by(self, migration: Migration) -> tuple[str, ...]:
         """The profile-keyed trigram indexes of migration 0012, where the server has the
         extensions they need (without them the migration made none)."""
+        if migration.name == PG_TRGM.name:
+            stmt = pg_trigram_statement(self)
+            return () if stmt is None else (stmt,)
         if migration.name != PROFILE_TRIGRAMS.name:
             return ()
         have = self.query(

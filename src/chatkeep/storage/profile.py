@@ -137,6 +137,27 @@ class Profile:
         self.local.modify(ORIGINAL_PREFIX + attach_id, fn)
         return wrote
 
+    # -- search -----------------------------------------------------------------------------
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 20,
+        offset: int = 0,
+        where: Any = None,
+        mode: str = "hybrid",
+    ) -> list[dict[str, Any]]:
+        """Message hits for ``query`` in the live history, the archive and every saved or
+        evicted session (SPEC §16): ``{where, sessionId, sessionName, index, role,
+        createdAt, snippet, score}``, best first; ``where`` narrows the places (``"live"``,
+        ``"archive"``, ``"session"``, ``"evicted"`` or a list of them); ``mode`` is
+        ``"text"``, ``"semantic"`` or ``"hybrid"`` (:mod:`chatkeep.storage.search`)."""
+        from .search import search  # lazy: only a search needs the ranking code
+
+        return search(
+            self._backend, self.profile, query, limit=limit, offset=offset, where=where, mode=mode
+        )
+
     # -- export / import / stats ------------------------------------------------------------
     def export_data(self) -> dict[str, Any]:
         return export_profile(self._backend, self.profile, self.history)

@@ -47,6 +47,7 @@ HOLDS = {
     "ck_blobs": "images and long texts",
     "ck_blob_refs": "image references (re-linked by the repair)",
     "ck_sessions": "the saved-sessions list",
+    "ck_session_items": "saved-session entries",
     "ck_session_text": "the search index of session texts (rebuilt by the repair)",
     "ck_session_digest": "the search index of session texts (rebuilt by the repair)",
     "ck_session_name": "the search index of session names (rebuilt by the repair)",
@@ -123,6 +124,9 @@ def describe(lost: Lost) -> str:
         key = str(lost.key.get("key", ""))
         if lost.table == "ck_kv" and key.startswith("session_"):
             return f"the body of saved session {key[len('session_') :]} ({where(lost)})"
+        if lost.table == "ck_session_items":
+            sid, pos = lost.key.get("sid"), lost.key.get("pos")
+            return f"entry {pos} of saved session {sid} ({where(lost)})"
         return f"a row of {holds(lost.table)} ({where(lost)})"
     start = "the start" if lost.after is None else shown(lost.after)
     end = "the end" if lost.before is None else shown(lost.before)
@@ -398,5 +402,6 @@ def digests_again(backend: Any) -> None:
             for sid in ids:
                 if isinstance(sid, str) and sid not in have:
                     body = tx.kv_get([body_key(sid)]).get(body_key(sid))
+                    tx.items_digested([sid])  # the digest is made from the whole body
                     tx.digest_add(sid, text_digest(body))
                     have.add(sid)

@@ -33,14 +33,13 @@ from ..constants import (
     SESSIONS_INDEX_KEY,
 )
 from ..entries import validate_entries, validate_entry
-from ..errors import InvalidValue, NotFound
+from ..errors import CorruptValue, InvalidEntry, InvalidValue, NotFound
 from ..limits import check_count, check_text
 from ..limits import check_id as check_id_as
 from . import codec
 from . import evicted as _evicted
 from .backend import Backend
 from .batch_rows import SessionBatch
-from .body_append import extend_body
 from .drawer_rows import (
     Row,
     RowList,
@@ -109,6 +108,8 @@ class Sessions(Switching):
         check_count(limit, "limit", allow_none=True)
         check_count(offset, "offset")
         query = (q or "").strip().lower()
+        if query:
+            self._fold_digests()
         for probe in (True, False):  # one read in the usual case: no legacy rows
             with self._b.transaction(self._profile, write=False) as tx:
                 if not (probe and tx.index_has_legacy()):
@@ -120,6 +121,15 @@ class Sessions(Switching):
         for row in rows if query else ():
             row["contentMatch"] = query not in str(row["name"]).lower()
         return rows
+
+    def _fold_digests(self) -> None:
+        """Before a search: the text appended since the last one goes into the digests (one
+        indexed probe when there is none, :meth:`~.body_rows.BodyRows.digests_fold`)."""
+        with self._b.transaction(self._profile, write=False) as tx:
+            if not tx.digests_pending():
+                return
+        with self._b.transaction(self._profile) as tx:
+            tx.digests_fold()
 
     def resolve(self, prefix: str, *, evicted: bool | None = False) -> str:
         """The full id of the one session whose id starts with ``prefix`` (at least
@@ -175,15 +185,18 @@ class Sessions(Switching):
 
     def get(self, session_id: str) -> Row | None:
         check_id(session_id)
-        self._ensure_migrated()
-        with self._b.transaction(self._profile, write=False) as tx:
-            found = tx.index_find(session_id)
-            gone = _evicted.find(tx, session_id) if found is None else None
-            if found is None and gone is None:
-                return None
-            body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
-            row = light(found[1]) if found is not None else evicted_light(gone or {})
-            return {**row, "history": body if isinstance(body, list) else []}
+        for probe in (True, False):  # one read transaction in the usual case: no legacy rows
+            with self._b.transaction(self._profile, write=False) as tx:
+                if not (probe and tx.index_has_legacy()):
+                    found = tx.index_find(session_id)
+                    gone = _evicted.find(tx, session_id) if found is None else None
+                    if found is None and gone is None:
+                        return None
+                    body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
+                    row = light(found[1]) if found is not None else evicted_light(gone or {})
+                    return {**row, "history": body if isinstance(body, list) else []}
+            self._ensure_migrated()  # legacy rows: migrate them, then read
+        return None  # not reached: the second pass always reads
 
     # -- writes -----------------------------------------------------------------------------
     def _evict(self, tx: Tx, keep: Iterable[str]) -> int:
@@ -232,7 +245,12 @@ class Sessions(Switching):
             body = full_body(tx, self._active_in(tx), live)
             return self._save_in(tx, name, body, len(live))
 
-    def add_many(self, sessions: Iterable[tuple[Row, Entries]]) -> RowList:
+    def add_many(
+        self,
+        sessions: Iterable[tuple[Row, Entries]],
+        *,
+        skip_invalid: Callable[[Row, InvalidEntry], None] | None = None,
+    ) -> RowList:
         """Add saved sessions with given ``id``, ``name`` and ``createdAt`` (an import; the
         name is kept whole, up to :data:`~chatkeep.constants.IMPORTED_NAME_MAX` characters).
 
@@ -241,7 +259,9 @@ class Sessions(Switching):
         a few hundred at a time, one statement each (:mod:`.batch_rows`), so the cost follows
         the batch, not the drawer; a large batch then refreshes the search indexes' statistics. A row whose id is already saved (or repeated in the batch) is
         skipped: adding a batch twice adds nothing. Any error (an invalid body, or one the
-        iterable raises) rolls back everything. The live history, ``activeSessionId`` and
+        iterable raises) rolls back everything — unless ``skip_invalid`` is given: a body that
+        is not valid is then left out and passed to it with its error (an import reports it),
+        and the rest is added. The live history, ``activeSessionId`` and
         ``maxSessions`` are not touched. Returns the rows."""
         self._ensure_migrated()
         added: RowList = []
@@ -252,7 +272,13 @@ class Sessions(Switching):
                 sid = check_id_as(row.get("id"), hint="derive ids from the source's own ids")
                 if sid in known or tx.index_has_id(sid):
                     continue
-                validate_entries(body)
+                try:
+                    validate_entries(body)
+                except InvalidEntry as exc:
+                    if skip_invalid is None:
+                        raise
+                    skip_invalid(row, exc)
+                    continue
                 created = row.get("createdAt")
                 name = row.get("name")
                 new = {
@@ -263,7 +289,7 @@ class Sessions(Switching):
                     "createdAt": ms_or_now(created),
                     "pinned": bool(row.get("pinned", False)),
                 }
-                tx.kv_put(body_key(sid), body)
+                tx.kv_put(body_key(sid), body, checked=True)  # validated just above
                 batch.add(new, text_digest(body))
                 known.add(sid)
                 added.append(light(new))
@@ -286,7 +312,7 @@ class Sessions(Switching):
         whole (:mod:`.writeback`); ``None`` when that session is not in the drawer."""
         if session_id != self._active_in(tx):  # not the loaded one: the live history as it is
             return self._update_in(tx, session_id, live)
-        if unchanged(tx, session_id) and tx.kv_raw([body_key(session_id)]):
+        if unchanged(tx, session_id) and tx.kv_form(body_key(session_id)) is not None:
             found = tx.index_find(session_id)
             return None if found is None else light(found[1])  # it holds the live history
         body = full_body(tx, session_id, live)
@@ -310,24 +336,34 @@ class Sessions(Switching):
         return self.extend(session_id, [entry])
 
     def extend(self, session_id: str, entries: Entries) -> Row | None:
-        """Append ``entries`` to a saved body (unknown id → ``None``); what it holds already
-        is not read back or written again (:mod:`.body_append`)."""
+        """Append ``entries`` to a saved body (unknown id → ``None``): their rows are inserted
+        and nothing the body holds already is read back or written again (:mod:`.body_rows`).
+        A body whose stored value does not read is left as it is (``None``)."""
         check_id(session_id)
         validate_entries(entries)
-        self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
+            if tx.index_has_legacy():  # the index's migration, in this transaction
+                self.migrate_in(tx)
             found = tx.index_find(session_id)
             if found is None:
                 return None
-            done = extend_body(tx, session_id, list(entries)) if entries else True
-            if done is None:  # listed, but no body
+            if entries and not tx.body_append(session_id, list(entries)):
                 return None
-            if not done:  # not extendable in place: rewrite it whole
-                body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
-                if not isinstance(body, list):
-                    return None
-                return self._update_in(tx, session_id, [*body, *entries])
             return light(found[1])
+
+    def pop(self, session_id: str) -> dict[str, Any] | None:
+        """Remove the newest entry of a saved session (in the drawer or evicted) and return it;
+        ``None`` when there is none. One row is deleted: the rest of the body is not read."""
+        check_id(session_id)
+        self._ensure_migrated()
+        with self._b.transaction(self._profile) as tx:
+            done, entry = tx.body_pop(session_id)
+            if done and not isinstance(entry, dict):  # rolled back: nothing is lost
+                raise CorruptValue(
+                    f"the newest entry of session {session_id!r} does not read",
+                    hint="run `chatkeep doctor` to check the store",
+                )
+            return entry if done else None
 
     def modify(self, session_id: str, fn: Callable[[Entries], Entries | None]) -> Row | None:
         """Read–modify–write of one saved body under the session lock: ``fn(body)`` returns the

@@ -20,6 +20,8 @@ Layout (every row scoped by ``profile``; no query reads another profile's rows):
                      sessions does not scan every digest
 ``ck_sessions``      the ``savedSessions`` list, one row per item (:mod:`.index_rows`), so one
                      session's save, rename or delete writes one row
+``ck_session_items`` one row per entry of each saved-session body (:mod:`.body_rows`), so
+                     appending to a session inserts rows and never rewrites its body
 ``ck_versions``      per-profile write counters (keys, history): per-process caches check them
 ``ck_migrations``    applied schema migrations, by name
 
@@ -33,12 +35,16 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from ..constants import SESSIONS_INDEX_KEY
+from ..constants import SESSION_BODY_PREFIX, SESSIONS_INDEX_KEY
 from ..errors import CorruptValue
-from . import codec, history_rows, index_rows
+from ..limits import check_value
+from . import body_rows, codec, history_rows, index_rows
+from .blob_rows import BlobRows
+from .body_rows import BODY_MARK, BodyRows, encode_rows, is_body_key, rows_of_stored
 from .codec import Blob
 from .history_rows import HistoryRows
 from .index_rows import ROWS_MARK, IndexRows, row_columns
+from .search_index import SearchRows
 
 
 class Migration:
@@ -117,6 +123,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration("0008_session_order", index_rows.ORDER_MIGRATION),
     Migration("0013_archive_count", history_rows.ARCHIVE_COUNT_MIGRATION),
+    Migration("0020_session_items", body_rows.MIGRATION),
+    Migration("0021_session_items_fill", run=body_rows.convert_all_bodies),
 )
 
 
@@ -135,7 +143,7 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-class Tx(HistoryRows, IndexRows):
+class Tx(BlobRows, HistoryRows, IndexRows, BodyRows, SearchRows):
     """One backend transaction for one profile. Created only by a backend."""
 
     chunks = staticmethod(_chunks)
@@ -160,80 +168,6 @@ class Tx(HistoryRows, IndexRows):
     def marks(n: int) -> str:
         return ",".join("?" * n)
 
-    # -- blobs ------------------------------------------------------------------------------
-    def put_blobs(self, blobs: dict[str, Blob]) -> None:
-        if not blobs:
-            return
-        hashes = list(blobs)
-        have: set[str] = set()
-        for chunk in _chunks(hashes):
-            have.update(
-                r[0]
-                for r in self.rows(
-                    f"SELECT hash FROM ck_blobs WHERE profile=? AND hash IN ({self.marks(len(chunk))})",
-                    chunk,
-                )
-            )
-        for h in hashes:
-            if h not in have:
-                b = blobs[h]
-                self.run(
-                    "INSERT INTO ck_blobs (profile, hash, prefix, data) VALUES (?,?,?,?)"
-                    " ON CONFLICT (profile, hash) DO NOTHING",
-                    (h, b.prefix, self._b.binary(b.data)),
-                )
-
-    def fetch_urls(self, hashes: Iterable[str]) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for chunk in _chunks(hashes):
-            for h, prefix, data in self.rows(
-                f"SELECT hash, prefix, data FROM ck_blobs WHERE profile=? AND hash IN ({self.marks(len(chunk))})",
-                chunk,
-            ):
-                out[h] = Blob(h, prefix, bytes(data)).url()
-        return out
-
-    def add_refs(self, owner: str, hashes: Iterable[str]) -> None:
-        for h in hashes:
-            self.run(
-                "INSERT INTO ck_blob_refs (profile, owner, hash) VALUES (?,?,?)"
-                " ON CONFLICT (profile, owner, hash) DO NOTHING",
-                (owner, h),
-            )
-
-    def drop_refs(self, owners: Sequence[str]) -> set[str]:
-        """Remove the refs of ``owners``; returns the hashes they referenced."""
-        dropped: set[str] = set()
-        for chunk in _chunks(owners):
-            m = self.marks(len(chunk))
-            dropped.update(
-                r[0]
-                for r in self.rows(
-                    f"SELECT hash FROM ck_blob_refs WHERE profile=? AND owner IN ({m})", chunk
-                )
-            )
-            self.run(f"DELETE FROM ck_blob_refs WHERE profile=? AND owner IN ({m})", chunk)
-        return dropped
-
-    def move_refs(self, old_owner: str, new_owner: str) -> None:
-        # profile is not the first placeholder here, so bypass run()'s profile prefix
-        self._b.execute(
-            "UPDATE ck_blob_refs SET owner=? WHERE profile=? AND owner=?",
-            (new_owner, self.profile, old_owner),
-        )
-
-    def gc(self, candidates: Iterable[str]) -> int:
-        """Delete candidate blobs that nothing references any more."""
-        removed = 0
-        for h in set(candidates):
-            if not self.rows("SELECT 1 FROM ck_blob_refs WHERE profile=? AND hash=? LIMIT 1", (h,)):
-                self.run("DELETE FROM ck_blobs WHERE profile=? AND hash=?", (h,))
-                removed += 1
-        return removed
-
-    def decode(self, text: str) -> Any:
-        return codec.decode(text, self.fetch_urls)
-
     # -- key/value --------------------------------------------------------------------------
     def kv_raw(self, keys: Sequence[str]) -> dict[str, str]:
         out: dict[str, str] = {}
@@ -243,6 +177,9 @@ class Tx(HistoryRows, IndexRows):
                 chunk,
             ):
                 out[k] = v
+        for k, v in out.items():
+            if v == BODY_MARK and is_body_key(k):
+                out[k] = self.items_joined(k[len(SESSION_BODY_PREFIX) :])
         if out.get(SESSIONS_INDEX_KEY) == ROWS_MARK:
             out[SESSIONS_INDEX_KEY] = self.index_joined()
         return out
@@ -324,7 +261,12 @@ class Tx(HistoryRows, IndexRows):
         return [r[0] for r in self.rows(f"SELECT id FROM {self._b.digest_table} WHERE profile=?")]
 
     def digest_all(self) -> dict[str, str]:
-        return dict(self.rows(f"SELECT id, digest FROM {self._b.digest_table} WHERE profile=?"))
+        """Every session's digest, with the text of rows appended since (not folded yet)."""
+        out = dict(self.rows(f"SELECT id, digest FROM {self._b.digest_table} WHERE profile=?"))
+        for sid, (after, more) in self.digests_extensions().items():
+            if sid in out:
+                out[sid] = self.digest_extended(out[sid], after, more)
+        return out
 
     def digest_delete(self, ids: Sequence[str]) -> None:
         self.search_written = self.search_written or bool(ids)
@@ -342,6 +284,11 @@ class Tx(HistoryRows, IndexRows):
                 value = None
             self._put_index(value)
             return
+        if is_body_key(key):
+            rows = rows_of_stored(text)
+            if rows is not None:
+                self.body_replace(key, rows, blobs)
+                return
         self._kv_write(key, text, blobs)
 
     def bump(self, what: str) -> None:
@@ -374,12 +321,20 @@ class Tx(HistoryRows, IndexRows):
         old = self.drop_refs([owner])
         self.add_refs(owner, blobs)
         self.gc(old - set(blobs))
+        self.search_key_written(key, text, blobs)
 
-    def kv_put(self, key: str, value: Any) -> None:
+    def kv_put(self, key: str, value: Any, *, checked: bool = False) -> None:
+        """Write ``value`` under ``key``; ``checked``: the caller has checked its limits (a
+        validated session body), so they are not walked again."""
         if key == SESSIONS_INDEX_KEY:
             self._put_index(value)
             return
-        text, blobs = codec.encode(value, codec.text_blobs_for(key))
+        if is_body_key(key) and isinstance(value, list):
+            if not checked:
+                check_value(value)  # the limits of the whole value, as for any other key
+            self.body_replace(key, *encode_rows(value, key, checked=True))
+            return
+        text, blobs = codec.encode(value, codec.text_blobs_for(key), checked=checked)
         self._kv_write(key, text, blobs)
 
     def kv_delete(self, keys: Sequence[str]) -> None:
@@ -391,6 +346,8 @@ class Tx(HistoryRows, IndexRows):
                 f"DELETE FROM ck_kv WHERE profile=? AND key IN ({self.marks(len(chunk))})", chunk
             )
         self.gc(self.drop_refs(["k:" + k for k in keys]))
+        self.search_keys_deleted(keys)
+        self.items_delete([k[len(SESSION_BODY_PREFIX) :] for k in keys if is_body_key(k)])
         if SESSIONS_INDEX_KEY in keys:
             self.index_drop_rows()
             self.digest_delete(self.digest_ids())
@@ -417,9 +374,11 @@ class Tx(HistoryRows, IndexRows):
             "ck_blob_refs",
             "ck_blobs",
             "ck_sessions",
+            "ck_session_items",
             self._b.digest_table,
         ):
             self.run(f"DELETE FROM {table} WHERE profile=?")
+        self.search_wipe()
 
     def sizes(self) -> dict[str, int]:
         def one(sql: str) -> int:
@@ -429,6 +388,7 @@ class Tx(HistoryRows, IndexRows):
         return {
             "kvBytes": one("SELECT sum(length(value)) FROM ck_kv WHERE profile=?")
             + one("SELECT sum(length(value)) FROM ck_sessions WHERE profile=?")
+            + one("SELECT sum(length(value)) FROM ck_session_items WHERE profile=?")
             + one(f"SELECT sum(length(digest)) FROM {self._b.digest_table} WHERE profile=?"),
             "historyBytes": one("SELECT sum(length(value)) FROM ck_history WHERE profile=?"),
             "archiveBytes": one("SELECT sum(length(value)) FROM ck_archive WHERE profile=?"),

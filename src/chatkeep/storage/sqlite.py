@@ -12,6 +12,9 @@ from urllib.parse import quote
 
 from ..errors import ChatkeepError, StoreError
 from .backend import Backend
+from .search_schema import BACKFILL as SEARCH_BACKFILL
+from .search_schema import FTS_STATEMENTS, SQLITE_ROWS, SQLITE_TRGM, SQLITE_VECTORS, search_ready
+from .search_schema import OPTIONAL as SEARCH_OPTIONAL
 from .sql import Migration
 from .sqlite_order import (
     DIGEST_INSERT,
@@ -245,7 +248,7 @@ class SQLiteBackend(Backend):
         except sqlite3.DatabaseError:  # its pages do not read: `doctor` reports and rebuilds it
             return False
         missing = [m.name for m in self.migrations() if m.name not in done]
-        if self.read_only and set(missing) <= _OPTIONAL:
+        if self.read_only and set(missing) <= _OPTIONAL | SEARCH_OPTIONAL:
             return False
         return bool(missing)
 
@@ -270,7 +273,11 @@ class SQLiteBackend(Backend):
         )
 
     def migrations(self) -> tuple[Migration, ...]:
-        return (*super().migrations(), SESSION_FTS, SESSION_TEXT, SESSION_NAMES, SESSION_ORDER)
+        return (
+            *super().migrations(),
+            *(SESSION_FTS, SESSION_TEXT, SESSION_NAMES, SESSION_ORDER),
+            *(SQLITE_ROWS, SQLITE_TRGM, SEARCH_BACKFILL, SQLITE_VECTORS),
+        )
 
     def rebuilt_by(self, migration: Migration) -> tuple[str, ...]:
         """The trigram tables and their triggers (made by ``run`` callables)."""
@@ -278,6 +285,7 @@ class SQLiteBackend(Backend):
             SESSION_TEXT.name: _TEXT_TABLE,
             SESSION_NAMES.name: _NAME_TABLE,
             SESSION_ORDER.name: TRIGGERS,
+            SQLITE_TRGM.name: FTS_STATEMENTS,
         }.get(migration.name, ())
 
     def after_rebuild(self) -> None:
@@ -295,6 +303,8 @@ class SQLiteBackend(Backend):
                 "INSERT OR IGNORE INTO ck_session_name (profile, ord, name_lc)"
                 " SELECT profile, ord, name_lc FROM ck_sessions"
             )
+        if "ck_search_fts" in have:
+            self.execute("INSERT INTO ck_search_fts (ck_search_fts) VALUES ('rebuild')")
         if SESSION_ORDER.name in self.applied_migrations():
             _order_rids(self)  # renumbers into buckets and rebuilds both indexes
             return
@@ -336,6 +346,7 @@ class SQLiteBackend(Backend):
                 )
             }
         self.names_indexed = "ck_session_name" in have
+        search_ready(self)
         if "ck_sessions_text_au" in have:  # migration 0010: rows in the drawer's order
             self.ordered_rids = True
         if "ck_session_text" in have:

@@ -149,6 +149,7 @@ class Switching:
             row["createdAt"] = now_ms()
             tx.kv_delete([_evicted.evicted_key(session_id)])
             tx.index_append(row)
+            tx.items_digested([session_id])  # the digest is made from the whole body
             tx.digest_add(session_id, text_digest(body))
             evicted = self._evict(tx, keep=[session_id, self._active_in(tx)])
             return with_evicted(light(row), evicted)

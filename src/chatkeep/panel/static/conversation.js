@@ -102,6 +102,23 @@ export function scrollToEnd() {
   updateJump();
 }
 
+// Live entry i scrolled into view (a search hit, search.js): its node once its data is there,
+// or null when there is no such entry.
+export async function revealEntry(i) {
+  if (!(i >= 0 && i < state.views.length)) return null;
+  for (let tries = 0; tries < 50; tries++) {
+    state.stick = false;
+    updateJump();
+    const node = list().reveal(i);
+    if (node && !node.dataset.placeholder) {
+      node.scrollIntoView({ block: "center" });
+      return node;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return null;
+}
+
 function updateJump() {
   document.getElementById("jump-latest").hidden = state.stick;
 }

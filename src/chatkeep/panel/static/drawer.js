@@ -137,8 +137,12 @@ async function showMore() {
   }
 }
 
-async function load(id) {
-  if (isBusy()) return notice("wait for the reply to finish (or stop it) first", { kind: "warn" });
+// Load a session (also for a message hit, search.js): its answer, or null when it did not load.
+export async function load(id) {
+  if (isBusy()) {
+    notice("wait for the reply to finish (or stop it) first", { kind: "warn" });
+    return null;
+  }
   try {
     const data = await api("POST", `/api/sessions/${encodeURIComponent(id)}/load`);
     renderHistory(data.history, { archived: data.archived, start: data.start, length: data.length, usage: data.usage });
@@ -146,8 +150,10 @@ async function load(id) {
     if (data.savedBack) notice(`your conversation was saved as “${data.savedBack.name}”`);
     document.getElementById("drawer").close();
     document.getElementById("message").focus();
+    return data;
   } catch (err) {
     showError(err);
+    return null;
   }
 }
 

@@ -5,6 +5,7 @@ import { el, readJson, showError, TOKEN, api } from "./api.js";
 import { restoreDraft, setShortcut, setupComposer } from "./composer.js";
 import { TAIL, refreshVersions, renderHistory, setSession, setSettings, setupScrolling } from "./conversation.js";
 import { newSession, setupDrawer } from "./drawer.js";
+import { setupMessageSearch } from "./search.js";
 import { applyPanelOptions, renderModelPicker, setupSettings } from "./settings.js";
 import { setupTransfer } from "./transfer.js";
 
@@ -52,6 +53,7 @@ async function boot() {
   setupComposer();
   setupDrawer();
   setupTransfer();
+  setupMessageSearch();
   setupSettings(apply);
   document.getElementById("new-session").addEventListener("click", newSession);
   if (!TOKEN) {

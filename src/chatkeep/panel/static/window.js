@@ -121,6 +121,20 @@ export class WindowedList {
     return i >= this.lo && i < this.hi ? this.drawn[i - this.lo] : null;
   }
 
+  // Scroll item i to a third of the viewport and draw around it; its node (a placeholder while
+  // its data is not loaded), or null.
+  reveal(i) {
+    if (i < 0 || i >= this.length) return null;
+    this.ensureMounted();
+    const node = this.node(i);
+    if (!node || node.dataset.placeholder) {
+      const box = this.scroller;
+      box.scrollTop = Math.max(0, this.listTop() + this.position(i) - box.clientHeight / 3);
+      this.layout();
+    }
+    return this.node(i);
+  }
+
   // Data arrived for items that were placeholders: draw them.
   loaded() {
     if (this.drawn.some((node) => node.dataset.placeholder)) this.layout({ redraw: true });

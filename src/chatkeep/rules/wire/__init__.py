@@ -20,7 +20,8 @@ from typing import Any
 from ...entries import ROLES, Entry, validate_entry, without_unanswered
 from ...errors import InvalidEntry, ProviderConfigError
 from ...limits import ENTRY_MAX_DEPTH, check_text, problem
-from ..cache import plan_cache
+from ..cache import choose_ttl, plan_cache
+from ..cache_rules import CacheRule, provider_of
 from ..request_images import cap_request_images, count_image_parts, request_steps
 from .anthropic import build_anthropic
 from .base import (
@@ -134,6 +135,9 @@ def build_request(
     previous_response_id: str | None = None,
     steps: Sequence[HistoryStep] = HISTORY_STEPS,
     prompt_cache_key: str | None = None,
+    cache_rule: CacheRule | None = None,
+    pace: Sequence[int] = (),
+    one_off: bool = False,
 ) -> WireRequest:
     """The request for ``history`` + the new ``user_entry`` in the wire format of ``style``,
     after the history ``steps`` (default :data:`HISTORY_STEPS`: age stale attachments, prepare
@@ -147,7 +151,21 @@ def build_request(
     (:func:`~chatkeep.rules.cache.plan_cache` over the stored history: the plan knows what those
     steps rewrite next); other steps get one mark at the end. ``prompt_cache_key``
     (``chat``/``responses`` only; computed by the caller, see
-    :func:`chatkeep.rules.cache.prompt_cache_key`) is sent as the body's ``prompt_cache_key``."""
+    :func:`chatkeep.rules.cache.prompt_cache_key`) is sent as the body's ``prompt_cache_key``.
+
+    ``cache_rule`` (:func:`~chatkeep.rules.cache_rules.find_rule` of the card's model) bounds
+    the marks by the model's own limits: Anthropic marks ask for the lifetime the
+    conversation's pace pays for (:func:`~chatkeep.rules.cache.choose_ttl`); GPT-5.6 and later
+    get planned ``prompt_cache_breakpoint`` marks; where the rule allows it and the endpoint
+    takes OpenAI's fields (``prompt_cache_key`` is sent), ``prompt_cache_retention: "24h"``
+    keeps the conversation's cache through the pauses between turns at no extra price.
+    ``chat`` requests to a model whose row marks with ``cache_control`` (Claude through
+    OpenRouter, which passes the marks on) carry the same planned marks as Anthropic requests,
+    on text parts. ``pace`` is the profile's earlier question times (epoch ms,
+    :data:`~chatkeep.rules.cache.PACE_KEY`): with the conversation's own and ``user_entry``'s
+    ``createdAt`` they choose the lifetime the marks ask for. ``one_off``: no later request
+    repeats ``user_entry`` (a summary call after the conversation), so the planned marks end
+    with the history and never write the new turn into the cache."""
     _check_inputs(style, history, user_entry, system_prompt, model, base_url)
     # a question a failed send left unanswered is never sent (SPEC §3.5); the cache plan and
     # the builders see the history without it, so their positions agree
@@ -176,8 +194,23 @@ def build_request(
     }
     if prompt_cache_key and style in ("chat", "responses"):
         kwargs["prompt_cache_key"] = prompt_cache_key
-    if style == "anthropic" and tuple(steps) == HISTORY_STEPS:
+        if cache_rule is not None and cache_rule.retention:
+            kwargs["prompt_cache_retention"] = "24h"
+    planned = tuple(steps) == HISTORY_STEPS and not previous_response_id
+    marks = cache_rule.marks if cache_rule is not None else ""
+    passed_on = style == "chat" and provider_of(style, base_url, model) == "openrouter"
+    if planned and (style == "anthropic" or (passed_on and marks == "cache_control")):
         kwargs["cache_plan"] = plan_cache(history, user_entry)
+        kwargs["cache_ttl"] = choose_ttl(history, cache_rule, user_entry, pace)
+    elif planned and cache_rule is not None and cache_rule.marks == "prompt_cache_breakpoint":
+        kwargs["cache_plan"] = plan_cache(history, user_entry)
+    if one_off and "cache_plan" in kwargs:
+        end = (len(history), 0)
+        keep = kwargs["cache_plan"].keep
+        keep = end if keep is None else min(keep, end)
+        kwargs["cache_plan"] = replace(kwargs["cache_plan"], keep=keep, end=end)
+    if cache_rule is not None and "cache_plan" in kwargs:
+        kwargs["cache_rule"] = cache_rule
     if previous_response_id:
         # The server holds the transcript: only the unanswered trailing run is read, unaged.
         kwargs["previous_response_id"] = previous_response_id

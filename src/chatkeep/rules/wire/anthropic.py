@@ -21,7 +21,9 @@ from typing import Any
 
 from ...dataurl import parse as parse_data_url
 from ...entries import Entry
-from ..cache import EPHEMERAL, CachePlan, Cut, place_breakpoints
+from ..cache import CachePlan, Cut, cache_mark, place_breakpoints
+from ..cache_read import block_tokens
+from ..cache_rules import CacheRule
 from .base import WireRequest, canonical_parts, join_base_url
 
 __all__ = [
@@ -79,7 +81,7 @@ def _messages_with_cuts(history: list[Entry]) -> tuple[list[dict[str, Any]], lis
     return messages, cuts
 
 
-def _mark(messages: list[dict[str, Any]], positions: tuple[int, ...]) -> None:
+def _mark(messages: list[dict[str, Any]], positions: tuple[int, ...], ttl: str | None) -> None:
     """Put ``cache_control`` on the flat block indexes ``positions`` (copies of the blocks)."""
     wanted = set(positions)
     k = 0
@@ -87,22 +89,37 @@ def _mark(messages: list[dict[str, Any]], positions: tuple[int, ...]) -> None:
         content = message["content"]
         for j, block in enumerate(content):
             if k in wanted:
-                content[j] = {**block, "cache_control": dict(EPHEMERAL)}
+                content[j] = {**block, "cache_control": cache_mark(ttl)}
             k += 1
 
 
 def _marked(
-    history: list[Entry], plan: CachePlan | None, has_system: bool
+    history: list[Entry],
+    plan: CachePlan | None,
+    system: str,
+    rule: CacheRule | None = None,
+    ttl: str | None = None,
 ) -> tuple[list[dict[str, Any]], bool]:
     messages, cuts = _messages_with_cuts(history)
-    marks = place_breakpoints(cuts, plan or CachePlan(), has_system=has_system)
-    _mark(messages, marks.blocks)
+    tokens: list[int] = []
+    if rule is not None:
+        tokens = [block_tokens(b, "anthropic") for m in messages for b in m["content"]]
+    marks = place_breakpoints(
+        cuts,
+        plan or CachePlan(),
+        has_system=bool(system),
+        tokens=tokens,
+        system_tokens=block_tokens(system, "anthropic") if system else 0,
+        rule=rule,
+        ttl=ttl,
+    )
+    _mark(messages, marks.blocks, ttl)
     return messages, marks.system
 
 
 def anthropic_messages(history: list[Entry], plan: CachePlan | None = None) -> list[dict[str, Any]]:
     """Messages in Anthropic shape (user first, roles alternating, planned cache marks)."""
-    return _marked(history, plan, False)[0]
+    return _marked(history, plan, "")[0]
 
 
 def build_anthropic(
@@ -116,25 +133,31 @@ def build_anthropic(
     max_tokens: int | None = None,
     stream: bool = True,
     cache_plan: CachePlan | None = None,
+    cache_rule: CacheRule | None = None,
+    cache_ttl: str | None = None,
 ) -> WireRequest:
     """The request for a prepared history plus the new user entry; ``cache_plan`` (from
-    :func:`~chatkeep.rules.cache.plan_cache` over the stored history) places the cache marks."""
+    :func:`~chatkeep.rules.cache.plan_cache` over the stored history) places the cache marks,
+    within the model's ``cache_rule`` (:mod:`~chatkeep.rules.cache_rules`), each asking for
+    the lifetime ``cache_ttl`` (``None``: the default five minutes)."""
     body: dict[str, Any] = {
         "model": model,
         "max_tokens": max_tokens if max_tokens is not None else DEFAULT_MAX_TOKENS,
     }
-    messages, system_marked = _marked([*history, user_entry], cache_plan, bool(system_prompt))
+    messages, system_marked = _marked(
+        [*history, user_entry], cache_plan, system_prompt, cache_rule, cache_ttl
+    )
     if system_prompt:
         block: dict[str, Any] = {"type": "text", "text": system_prompt}
         if system_marked or not messages:
-            block["cache_control"] = dict(EPHEMERAL)
+            block["cache_control"] = cache_mark(cache_ttl)
         body["system"] = [block]
     if not messages:
         # An empty new turn after nothing sendable: the API needs one non-empty user message.
         messages = [
             {
                 "role": "user",
-                "content": [{"type": "text", "text": "…", "cache_control": dict(EPHEMERAL)}],
+                "content": [{"type": "text", "text": "…", "cache_control": cache_mark(cache_ttl)}],
             }
         ]
     body["messages"] = messages

@@ -17,8 +17,11 @@ from __future__ import annotations
 from typing import Any
 
 from ...entries import Entry, entry_text, image_part_url, is_image_part
+from ..cache import CachePlan, Cut
+from ..cache_rules import CacheRule
 from ..context import build_agent_turn
 from .base import WireRequest, canonical_parts, join_base_url, no_answer
+from .breakpoints import breakpoint_cuts, with_breakpoint
 
 __all__ = ["DEFAULT_BASE_URL", "PATH", "build_responses", "responses_input"]
 
@@ -45,8 +48,17 @@ def _input_content(entry: Entry) -> str | list[dict[str, Any]]:
     return out
 
 
-def responses_input(history: list[Entry]) -> list[dict[str, Any]]:
-    return [{"role": e["role"], "content": _input_content(e)} for e in history if not no_answer(e)]
+def responses_input(history: list[Entry], marks: set[Cut] | None = None) -> list[dict[str, Any]]:
+    """The input items; ``marks`` are the parts that carry an OpenAI cache breakpoint."""
+    out = []
+    for i, e in enumerate(history):
+        if no_answer(e):
+            continue
+        content = _input_content(e)
+        for cut in sorted(c for c in marks or () if c[0] == i):
+            content = with_breakpoint(content, cut[1], "input_text")
+        out.append({"role": e["role"], "content": content})
+    return out
 
 
 def _agent_turn_input(history: list[Entry], user_entry: Entry) -> list[dict[str, Any]]:
@@ -76,8 +88,13 @@ def build_responses(
     stream: bool = True,
     prompt_cache_key: str | None = None,
     previous_response_id: str | None = None,
+    prompt_cache_retention: str | None = None,
+    cache_plan: CachePlan | None = None,
+    cache_rule: CacheRule | None = None,
 ) -> WireRequest:
-    """The request for a prepared history plus the new user entry."""
+    """The request for a prepared history plus the new user entry; under a ``cache_rule``
+    with explicit breakpoints (GPT-5.6 and later) ``cache_plan`` places them
+    (:mod:`.breakpoints`)."""
     body: dict[str, Any] = {"model": model}
     if system_prompt:
         body["instructions"] = system_prompt
@@ -85,7 +102,9 @@ def build_responses(
         body["input"] = _agent_turn_input(history, user_entry)
         body["previous_response_id"] = previous_response_id
     else:
-        body["input"] = responses_input([*history, user_entry])
+        whole = [*history, user_entry]
+        cuts = breakpoint_cuts(whole, cache_plan, cache_rule, "responses")
+        body["input"] = responses_input(whole, cuts)
     body["stream"] = stream
     if temperature is not None:
         body["temperature"] = temperature
@@ -93,4 +112,6 @@ def build_responses(
         body["max_output_tokens"] = max_tokens
     if prompt_cache_key:
         body["prompt_cache_key"] = prompt_cache_key
+    if prompt_cache_retention:
+        body["prompt_cache_retention"] = prompt_cache_retention
     return WireRequest("responses", join_base_url(base_url or DEFAULT_BASE_URL, PATH), body)

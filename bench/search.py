@@ -1,0 +1,344 @@
+"""Message search (SPEC §16) at scale, and the drawer search on a shared PostgreSQL server.
+
+``python -m bench.search [--entries N] [--sessions N] [--rounds N] [--others N] [--json PATH]``
+(also run by ``python -m bench`` with ``--search quick|full|off``). Figures, on SQLite and —
+when ``CHATKEEP_BENCH_PG`` (or ``CHATKEEP_TEST_PG``) names a database — PostgreSQL:
+
+* a generated profile of ``entries`` entries in ``sessions`` saved sessions (default 20,000
+  in 2,000; SPEC §16's figure is 1,000,000 in 100,000: ``--entries 1000000 --sessions
+  100000``), made with ``store.sessions.add_many`` as an import makes it;
+* ``text search`` / ``hybrid search`` — median and p95 of ``store.search`` over a fixed mix of
+  queries (a rare word, a word in 1 % of entries, a common word, a substring inside words, a
+  two-word query, a CJK phrase and a miss); hybrid only where ``chatkeep[semantic]`` is
+  installed;
+* ``LIKE scan`` — the same queries answered by a plain substring scan of the stored bodies
+  (what a store without the index does), and ``drawer search`` — ``sessions.list(q)`` (one
+  page of sessions, SPEC §4.3) for the same words;
+* ``index size`` against the text it indexes, and ``append`` with the index kept against the
+  same appends with it switched off (bench only);
+* on PostgreSQL every figure is taken in a database that also holds ``others`` (default 200)
+  other profiles of mixed sizes, as a server shared by several users holds; and the drawer
+  search of a 100-session profile against a 10,000-session one in that database (SPEC §4.3;
+  the growth must stay within 1.5×).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import chatkeep
+
+WORDS = (
+    "network model training data figure table page layer sample loss result method value "
+    "image session store query index window archive budget token request reply graph"
+).split()
+RARE, ONE_PERCENT = "zanzibar", "marmoset"
+CJK = "数据库设计"
+QUERIES = (RARE, ONE_PERCENT, "network", "ampl", "loss graph", CJK, "nothing-like-this")
+#: Drawer queries whose answer is the same at every drawer size (as in :mod:`bench.scale`): a
+#: word nearly every session holds, a marker held by :data:`SPREAD` sessions spread over the
+#: drawer, a name prefix of the oldest sessions, and a miss.
+SPREAD_MARKER, SPREAD = "quokka", 60
+DRAWER_QUERIES = ("network", SPREAD_MARKER, "session 000", "no-such-phrase-anywhere")
+OTHER_SIZES = (10, 50, 200, 1000, 3000)
+
+
+def _text(rnd: random.Random, words: int) -> str:
+    return " ".join(rnd.choice(WORDS) for _ in range(words))
+
+
+def sessions(
+    n_sessions: int, per: int, seed: int = 7, tag: str = ""
+) -> Iterator[tuple[dict[str, Any], list[Any]]]:
+    """``n_sessions`` sessions of ``per`` entries; one entry in 100 holds the 1 % word, one
+    session (the middle one) the rare word, one in 1,000 entries a CJK sentence."""
+    rnd = random.Random(seed)
+    k = 0
+    for s in range(n_sessions):
+        body = []
+        for i in range(per):
+            text = _text(rnd, 12 if i % 2 == 0 else 40)
+            if k % 100 == 37:
+                text += f" {ONE_PERCENT}"
+            if k % 1000 == 500:
+                text += f" 我们讨论{CJK}的原则"
+            if s == n_sessions // 2 and i == 1:
+                text += f" {RARE}"
+            if (
+                i == 1
+                and s % max(1, n_sessions // SPREAD) == 0
+                and s // max(1, n_sessions // SPREAD) < SPREAD
+            ):
+                text += f" {SPREAD_MARKER}"
+            body.append({"role": "user" if i % 2 == 0 else "assistant", "content": text})
+            k += 1
+        body[0]["content"] = f"Session {s:05d}: " + body[0]["content"]
+        row = {
+            "id": f"{tag}{s:08d}",
+            "name": f"Session {s:05d}",
+            "createdAt": 1_700_000_000_000 + s,
+        }
+        yield row, body
+
+
+def _fill(store: chatkeep.Store, n_sessions: int, per: int, batch: int = 2000) -> None:
+    gen = sessions(n_sessions, per, tag=uuid.uuid4().hex[:8])
+    while True:
+        chunk = [x for _, x in zip(range(batch), gen, strict=False)]
+        if not chunk:
+            return
+        store.sessions.add_many(chunk)
+
+
+def _timed(fn: Callable[[], Any], rounds: int) -> list[float]:
+    out = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return out
+
+
+def _p(samples: list[float], q: float) -> float:
+    s = sorted(samples)
+    return s[min(len(s) - 1, int(q * len(s)))]
+
+
+def _like_scan(store: chatkeep.Store, q: str) -> int:
+    """The queries as a store without the index answers them: a substring scan of every
+    session body (bench only: SQL on the store's own connection)."""
+    b = store._backend
+    fn = b.substring_fn
+    words = q.split()
+    cond = " AND ".join(f"{fn}(lower(value), ?) > 0" for _ in words)
+    rows = b.query(
+        f"SELECT key FROM ck_kv WHERE profile=? AND key LIKE ? AND {cond} LIMIT 20",
+        (store.profile, r"session\_%", *words),
+    )
+    return len(rows)
+
+
+def _index_bytes(store: chatkeep.Store) -> tuple[int, int]:
+    """(index bytes, text bytes) of the profile's search rows."""
+    b = store._backend
+    text = b.query("SELECT sum(length(body)) FROM ck_search WHERE profile=?", (store.profile,))
+    if b.dialect == "sqlite":
+        size = b.query(
+            "SELECT sum(pgsize) FROM dbstat WHERE name IN ('ck_search', 'ck_search_at')"
+            " OR name LIKE 'ck_search_fts%'"
+        )
+    else:
+        size = b.query("SELECT pg_total_relation_size('ck_search')")
+    return int(size[0][0] or 0), int(text[0][0] or 0)
+
+
+def _appends(store: chatkeep.Store, rounds: int, indexed: bool) -> list[float]:
+    b = store._backend
+    keep = b.search_rows
+    b.search_rows = indexed  # bench only: the same appends with the index switched off
+    try:
+        rnd = random.Random(3)
+        return _timed(
+            lambda: store.history.append({"role": "user", "content": _text(rnd, 40)}), rounds
+        )
+    finally:
+        b.search_rows = keep
+
+
+def measure(
+    url: str, profile: str, entries: int, n_sessions: int, rounds: int, log: Callable[[str], None]
+) -> dict[str, Any]:
+    per = max(1, entries // max(1, n_sessions))
+    out: dict[str, Any] = {"entries": per * n_sessions, "sessions": n_sessions}
+    with chatkeep.open(url, profile=profile) as store:
+        t = time.perf_counter()
+        _fill(store, n_sessions, per)
+        out["build s"] = time.perf_counter() - t
+        log(f"  built {per * n_sessions:,} entries in {out['build s']:.0f} s")
+        store._backend.refresh_statistics()
+        import warnings
+
+        warnings.simplefilter("ignore", chatkeep.SemanticUnavailable)
+        for name, fn in (
+            ("text search", lambda q: store.search(q, mode="text")),
+            ("hybrid search", lambda q: store.search(q, mode="hybrid")),
+            ("LIKE scan", lambda q: _like_scan(store, q)),
+            ("drawer search", lambda q: store.sessions.list(q, limit=chatkeep.DRAWER_PAGE)),
+        ):
+            qs = DRAWER_QUERIES if name == "drawer search" else QUERIES
+            for q in qs:
+                fn(q)  # warm
+            samples = [s for q in qs for s in _timed(lambda q=q, fn=fn: fn(q), rounds)]
+            out[name] = (statistics.median(samples), _p(samples, 0.95))
+        out["index bytes"], out["text bytes"] = _index_bytes(store)
+        out["append, indexed"] = statistics.median(_appends(store, rounds * 5, True))
+        out["append, no index"] = statistics.median(_appends(store, rounds * 5, False))
+    return out
+
+
+def others(url: str, count: int, log: Callable[[str], None]) -> list[str]:
+    """``count`` other profiles of mixed sizes in the database at ``url``."""
+    names = []
+    for i in range(count):
+        name = f"bench_other_{i}"
+        names.append(name)
+        with chatkeep.open(url, profile=name) as store:
+            if store.sessions.list(limit=1):
+                continue
+            _fill(store, OTHER_SIZES[i % len(OTHER_SIZES)], 4)
+        if i % 20 == 19:
+            log(f"  {i + 1} other profiles")
+    with chatkeep.open(url, profile="bench_admin") as admin:
+        admin._backend.execute("VACUUM (ANALYZE) ck_sessions, ck_session_digest, ck_kv, ck_search")
+    return names
+
+
+def drawer_growth(url: str, rounds: int, log: Callable[[str], None]) -> dict[str, Any]:
+    """Drawer search medians of a 100- and a 10,000-session profile in a shared database."""
+    out: dict[str, Any] = {}
+    for n in (100, 10_000):
+        profile = f"bench_drawer_{n}"
+        with chatkeep.open(url, profile=profile) as store:
+            if not store.sessions.list(limit=1):
+                _fill(store, n, 20)  # digests of about 4,000 characters, as bench.scale's
+                store._backend.refresh_statistics()
+        with chatkeep.open(url, profile="bench_admin") as admin:
+            admin._backend.execute("VACUUM (ANALYZE) ck_sessions, ck_session_digest")
+        with chatkeep.open(url, profile=profile) as store:
+            for q in DRAWER_QUERIES:
+                store.sessions.list(q, limit=chatkeep.DRAWER_PAGE)
+            per = {
+                q: statistics.median(
+                    _timed(lambda q=q: store.sessions.list(q, limit=chatkeep.DRAWER_PAGE), rounds)
+                )
+                for q in DRAWER_QUERIES
+            }
+        out[n] = {"median": statistics.median(per.values()), "per query": per}
+        log(f"  drawer {n}: {out[n]['median'] * 1e3:.2f} ms {per}")
+    out["growth"] = out[10_000]["median"] / out[100]["median"]
+    return out
+
+
+RETRIEVAL = os.path.join(
+    os.path.dirname(__file__), "..", "tests", "fixtures", "search", "retrieval.json"
+)
+
+
+def recall_at(k: int = 5, path: str = RETRIEVAL) -> dict[str, dict[str, float]]:
+    """Recall@k of text, semantic and hybrid search on the labelled set: for each group of
+    queries ('meaning': no word shared with the answer; 'words': an exact word needed), the
+    share of queries whose answer is among the first ``k`` hits. Semantic and hybrid need
+    ``chatkeep[semantic]``."""
+    with open(path) as fh:
+        data = json.load(fh)
+    out: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory() as root, chatkeep.open(os.path.join(root, "r.db")) as store:
+        ids = list(data["docs"])
+        store.sessions.add_many(
+            [({"id": "retrieval", "name": "retrieval"}, [
+                {"role": "user", "content": data["docs"][i]} for i in ids
+            ])]
+        )  # fmt: skip
+        for mode in ("text", "semantic", "hybrid"):
+            out[mode] = {}
+            for group in ("meaning", "words", "all"):
+                pairs = data["meaning"] + data["words"] if group == "all" else data[group]
+                found = 0
+                for query, answer in pairs:
+                    hits = store.search(query, mode=mode, limit=k)
+                    found += any(ids[h["index"]] == answer for h in hits)
+                out[mode][group] = found / len(pairs)
+    return out
+
+
+def _ms(s: float) -> str:
+    return f"{s * 1e3:.2f} ms"
+
+
+def report(res: dict[str, Any]) -> None:
+    for backend, r in res.items():
+        if backend == "drawer growth":
+            g = r
+            print(
+                f"drawer search, shared PostgreSQL: 100 sessions {_ms(g[100]['median'])},"
+                f" 10,000 sessions {_ms(g[10_000]['median'])}, growth {g['growth']:.2f}× (≤ 1.5×)"
+            )
+            continue
+        print(
+            f"{backend}: {r['entries']:,} entries in {r['sessions']:,} sessions (built in {r['build s']:.0f} s)"
+        )
+        for fig, budget in (
+            ("text search", "≤ 50 ms"),
+            ("hybrid search", "≤ 150 ms"),
+            ("LIKE scan", ""),
+            ("drawer search", ""),
+        ):
+            med, p95 = r[fig]
+            print(f"  {fig:<15} median {_ms(med):>10}  p95 {_ms(p95):>10}  {budget}")
+        print(
+            f"  index {r['index bytes'] / 1e6:.1f} MB for {r['text bytes'] / 1e6:.1f} MB of text"
+            f" ({r['index bytes'] / max(1, r['text bytes']):.2f}×)"
+        )
+        ratio = r["append, indexed"] / r["append, no index"]
+        print(
+            f"  append {_ms(r['append, indexed'])} indexed, {_ms(r['append, no index'])} without"
+            f" ({ratio:.2f}×, ≤ 1.5×)"
+        )
+
+
+def run(
+    entries: int, n_sessions: int, rounds: int, n_others: int, log: Callable[[str], None] = print
+) -> dict[str, Any]:
+    res: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory() as root:
+        log("SQLite")
+        res["SQLite"] = measure(
+            os.path.join(root, "search.db"), "default", entries, n_sessions, rounds, log
+        )
+    pg = os.environ.get("CHATKEEP_BENCH_PG") or os.environ.get("CHATKEEP_TEST_PG")
+    if pg:
+        log(f"PostgreSQL: {n_others} other profiles")
+        others(pg, n_others, log)
+        res["drawer growth"] = drawer_growth(pg, rounds, log)
+        profile = "bench_search_" + uuid.uuid4().hex[:8]
+        log("PostgreSQL")
+        try:
+            res["PostgreSQL"] = measure(pg, profile, entries, n_sessions, rounds, log)
+        finally:
+            with chatkeep.open(pg, profile=profile) as store:
+                with store._backend.transaction(profile) as tx:  # bench clean-up only
+                    tx.wipe_profile()
+    return res
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    ap = argparse.ArgumentParser(prog="python -m bench.search")
+    ap.add_argument("--entries", type=int, default=20_000)
+    ap.add_argument("--sessions", type=int, default=2_000)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--others", type=int, default=200)
+    ap.add_argument("--json", dest="json_path")
+    args = ap.parse_args(argv)
+    res = run(args.entries, args.sessions, args.rounds, args.others)
+    report(res)
+    res["recall@5"] = recall_at(5)
+    print("recall@5 on tests/fixtures/search/retrieval.json (meaning / words / all):")
+    for mode, r in res["recall@5"].items():
+        print(f"  {mode:<8} {r['meaning']:.2f} / {r['words']:.2f} / {r['all']:.2f}")
+    if args.json_path:
+        with open(args.json_path, "w") as fh:
+            json.dump(res, fh, indent=1, default=str)
+    return res
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,259 @@
+"""Pydantic AI on a chatkeep store (extra ``chatkeep[pydantic-ai]``).
+
+``ChatkeepMessageHistory(store, session_id)`` keeps a Pydantic AI conversation — its
+``ModelMessage`` list — as the saved chatkeep session ``session_id`` (created on the first save,
+listed and searchable in the drawer)::
+
+    history = ChatkeepMessageHistory(store, "user-42")
+    result = agent.run_sync(prompt, message_history=history.messages())
+    history.add_messages(result.new_messages())
+
+Each message is one entry: ``role``/``content`` for the drawer, plus the message itself in Pydantic
+AI's own JSON form (``ModelMessagesTypeAdapter``) under ``pydanticAiMessage`` — its JSON text,
+or, for a message with images, the parsed form with each image's bytes (``BinaryContent``) as
+the same data URL the drawer's image part holds, so the store keeps them once, however many turns or sessions
+repeat them; long documents are kept once the same way. Saving appends: what the session holds
+is never rewritten.
+
+``request_rules`` is a history processor (``Agent(…, history_processors=[request_rules])``, or
+``capabilities=[ProcessHistory(request_rules)]`` where Pydantic AI takes processors as a
+capability) applying chatkeep's request rules before each model call: images the model has
+answered in earlier turns go as short labels, cold long attachments as stubs. The run's own
+question is left whole, so ``result.new_messages()`` — what is saved — keeps every pixel.
+
+Pydantic AI is imported when this module is (its message classes are what it converts); no other
+chatkeep module imports it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import dataclasses
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from pydantic_ai.messages import (
+    BinaryContent,
+    ImageUrl,
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    UserPromptPart,
+)
+
+import chatkeep
+
+from ._common import Entry, SavedConversation, apply_request_rules, image_part
+
+__all__ = ["MESSAGE_KEY", "ChatkeepMessageHistory", "entry_to_message", "message_to_entry"]
+
+MESSAGE_KEY = "pydanticAiMessage"
+
+
+def _binary_url(item: dict[str, Any]) -> None:
+    """In a dumped ``BinaryContent`` image, its ``data`` (URL-safe base64, as Pydantic AI
+    dumps bytes) as the data URL the drawer's image part holds (in place)."""
+    mime, data = item.get("media_type"), item.get("data")
+    if isinstance(mime, str) and mime.startswith("image/") and isinstance(data, str):
+        raw = base64.urlsafe_b64decode(data + "=" * (-len(data) % 4))
+        item["data"] = f"data:{mime};base64,{base64.b64encode(raw).decode('ascii')}"
+
+
+def _walk(value: Any, fn: Any) -> None:
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, dict):
+            if v.get("kind") == "binary":
+                fn(v)
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+
+
+def _unurl(item: dict[str, Any]) -> None:
+    data = item.get("data")
+    if isinstance(data, str) and data.startswith("data:") and ";base64," in data:
+        raw = base64.b64decode(data.split(";base64,", 1)[1])
+        item["data"] = base64.urlsafe_b64encode(raw).decode("ascii")
+
+
+def _user_content(part: UserPromptPart) -> list[dict[str, Any]]:
+    items = [part.content] if isinstance(part.content, str) else list(part.content)
+    out: list[dict[str, Any]] = []
+    for item in items:
+        if isinstance(item, str):
+            out.append({"type": "text", "text": item})
+        elif isinstance(item, BinaryContent) and item.media_type.startswith("image/"):
+            out.append(image_part(_data_url(item)))
+        elif isinstance(item, ImageUrl):
+            out.append(image_part(item.url))
+        else:
+            kind = getattr(item, "kind", type(item).__name__)
+            out.append({"type": "text", "text": f"[{kind}]"})
+    return out
+
+
+def _data_url(item: BinaryContent) -> str:
+    return f"data:{item.media_type};base64,{base64.b64encode(item.data).decode('ascii')}"
+
+
+def _flat(parts: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
+    if all(p["type"] == "text" for p in parts):
+        return "\n".join(p["text"] for p in parts)
+    return parts
+
+
+def _view(message: Any) -> Entry | None:
+    """The drawer's view of a message (``None`` for a request without a user prompt: tool
+    returns, a system prompt alone — kept, shown as a label)."""
+    if isinstance(message, ModelResponse):
+        texts = [p.content for p in message.parts if isinstance(p, TextPart)]
+        calls = [getattr(p, "tool_name", "") for p in message.parts if p.part_kind == "tool-call"]
+        text = "\n".join(texts + [f"[tool call] {c}" for c in calls if c])
+        return {"role": "assistant", "content": text}
+    if isinstance(message, ModelRequest):
+        prompts = [p for p in message.parts if isinstance(p, UserPromptPart)]
+        if prompts:
+            return {
+                "role": "user",
+                "content": _flat([x for p in prompts for x in _user_content(p)]),
+            }
+    return None
+
+
+def message_to_entry(message: ModelMessage) -> Entry:
+    """One Pydantic AI message as a chatkeep entry keeping the message whole."""
+    if not isinstance(message, ModelRequest | ModelResponse):
+        raise chatkeep.InvalidValue(
+            f"a Pydantic AI message must be a ModelRequest or ModelResponse, got {type(message).__name__}",
+            hint="pass what result.new_messages() / result.all_messages() return",
+        )
+    text = ModelMessagesTypeAdapter.dump_json([message])[1:-1].decode("utf-8")
+    view = _view(message)
+    if view is None:
+        kinds = ", ".join(sorted({p.part_kind for p in message.parts}))
+        view = {"role": "user", "content": f"[{kinds}]"}
+    if not _shows_images(view):  # kept as its JSON text: read back without a parse of ours
+        return {**view, MESSAGE_KEY: text}
+    kept = json.loads(text)  # an image: its bytes as the data URL the view holds (stored once)
+    _walk(kept, _binary_url)
+    return {**view, MESSAGE_KEY: kept}
+
+
+def _shows_images(entry: Entry) -> bool:
+    content = entry.get("content")
+    return isinstance(content, list) and any(chatkeep.is_image_part(p) for p in content)
+
+
+def entry_to_message(entry: Entry) -> ModelMessage:
+    """The message an entry keeps, or a plain request/response for entries chatkeep wrote."""
+    if isinstance(entry.get(MESSAGE_KEY), dict | str):
+        return ModelMessagesTypeAdapter.validate_json(b"[" + _restored(entry) + b"]")[0]
+    content = entry.get("content")
+    if entry.get("role") == "assistant":
+        return ModelResponse(parts=[TextPart(content=str(chatkeep.entry_text(entry)))])
+    return ModelRequest(parts=[UserPromptPart(content=_pai_content(content, {}))])
+
+
+def _restored(entry: Entry) -> bytes:
+    """The message an entry keeps, as Pydantic AI's JSON text (bytes: pydantic-core reads
+    them faster than a str); an entry showing images has its data URLs turned back."""
+    kept = entry[MESSAGE_KEY]
+    if isinstance(kept, str):
+        return kept.encode("utf-8")
+    if _shows_images(entry):
+        _walk(kept, _unurl)
+    return json.dumps(kept, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def _pai_content(content: Any, originals: dict[str, Any]) -> Any:
+    """chatkeep content as user-prompt content (images: the original object when known)."""
+    if isinstance(content, str):
+        return content
+    out: list[Any] = []
+    for p in content if isinstance(content, list) else []:
+        if chatkeep.is_image_part(p):
+            url = chatkeep.image_part_url(p)
+            out.append(originals.get(url) or ImageUrl(url=url))
+        elif isinstance(p, dict):
+            out.append(str(p.get("text", "")))
+    return out
+
+
+class ChatkeepMessageHistory:
+    """A Pydantic AI message history kept as the saved chatkeep session ``session_id``."""
+
+    def __init__(self, store: Any, session_id: str) -> None:
+        self._saved = SavedConversation(store, session_id)
+        self.session_id = self._saved.session_id
+
+    def messages(self) -> list[ModelMessage]:
+        """The conversation, for ``agent.run(…, message_history=…)``."""
+        entries = self._saved.entries()
+        if not all(isinstance(e.get(MESSAGE_KEY), dict | str) for e in entries):
+            return [entry_to_message(e) for e in entries]
+        # one validation for the whole list, from the JSON texts as they are kept
+        data = b"[" + b",".join(_restored(e) for e in entries) + b"]"
+        return list(ModelMessagesTypeAdapter.validate_json(data))
+
+    def add_messages(self, messages: Sequence[ModelMessage]) -> None:
+        """Append messages (``result.new_messages()``)."""
+        self._saved.extend([message_to_entry(m) for m in messages])
+
+    def clear(self) -> None:
+        self._saved.clear()
+
+    async def aget_messages(self) -> list[ModelMessage]:
+        return await asyncio.to_thread(self.messages)
+
+    async def aadd_messages(self, messages: Sequence[ModelMessage]) -> None:
+        await asyncio.to_thread(self.add_messages, list(messages))
+
+
+def _originals(message: ModelRequest) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for part in message.parts:
+        if isinstance(part, UserPromptPart) and not isinstance(part.content, str):
+            for item in part.content:
+                if isinstance(item, BinaryContent) and item.media_type.startswith("image/"):
+                    out[_data_url(item)] = item
+                elif isinstance(item, ImageUrl):
+                    out[item.url] = item
+    return out
+
+
+def request_rules(messages: list[ModelMessage]) -> list[ModelMessage]:
+    """A ``history_processors`` entry: chatkeep's request rules over the messages (changed
+    requests are copies; the list itself when nothing changed)."""
+    # the run's own question (the last user prompt) is never labelled: the model has not
+    # answered it yet, and a history processor's output is what the run's result keeps
+    current = max(
+        (k for k, m in enumerate(messages) if isinstance(m, ModelRequest) and _view(m)), default=0
+    )
+    views = [_view(m) for m in messages[:current]]
+    changed = apply_request_rules(views)
+    if all(c is None for c in changed):
+        return messages
+    out = list(messages)
+    for k, content in enumerate(changed):
+        message = messages[k]
+        if content is None or not isinstance(message, ModelRequest):
+            continue
+        new: UserPromptPart | None = UserPromptPart(
+            content=_pai_content(content, _originals(message))
+        )
+        parts: list[Any] = []
+        for part in message.parts:
+            if isinstance(part, UserPromptPart):
+                if new is not None:
+                    parts.append(UserPromptPart(content=new.content, timestamp=part.timestamp))
+                    new = None
+                continue
+            parts.append(part)
+        out[k] = dataclasses.replace(message, parts=parts)
+    return out

@@ -1,0 +1,124 @@
+"""Reading the message-search index (SPEC §16): the candidate chunks a text query matches,
+newest first, and what a hit needs beside its chunk (the entry's position, its session's
+name and place).
+
+Candidates are the chunks that hold every term. Terms of three characters or more are
+answered by the trigram index (FTS5 phrase queries on SQLite, ``ILIKE`` through ``pg_trgm``
+on PostgreSQL); a shorter term is checked on the rows the others select (and a query of short
+terms only scans, newest first, stopping at the window). Up to ``window`` of them are read,
+newest first, for :mod:`.search` to rank.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .sql import Tx
+
+#: Columns of a candidate row.
+COLUMNS = "s.rid, s.place, s.owner, s.pos, s.part, s.role, s.created_at, s.body"
+Candidate = tuple[int, str, str, int, int, str, int | None, str]
+
+
+def _like(term: str) -> str:
+    return "%" + term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+
+
+def _phrase(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def candidates(tx: Tx, found: list[str], places: list[str], window: int) -> list[Candidate]:
+    """Up to ``window`` chunks of ``places`` holding every term, newest first."""
+    b = tx._b
+    marks = ",".join("?" * len(places))
+    long = [t for t in found if len(t) >= 3]
+    short = [t for t in found if len(t) < 3]
+    if b.dialect == "postgresql":
+        cond = " AND ".join("s.body ILIKE ?" for _ in found)
+        sql = (
+            f"SELECT {COLUMNS} FROM ck_search s WHERE s.profile=? AND s.place IN ({marks})"
+            f" AND {cond} ORDER BY s.rid DESC LIMIT ?"
+        )
+        params: tuple[Any, ...] = (tx.profile, *places, *map(_like, found), window)
+    elif b.search_fts and long:
+        extra = "".join(" AND s.body LIKE ? ESCAPE '\\'" for _ in short)
+        sql = (
+            f"SELECT {COLUMNS} FROM ck_search_fts f CROSS JOIN ck_search s ON s.rid = f.rowid"
+            f" WHERE ck_search_fts MATCH ? AND s.profile=? AND s.place IN ({marks}){extra}"
+            " ORDER BY f.rowid DESC LIMIT ?"
+        )
+        match = " AND ".join(_phrase(t) for t in long)
+        params = (match, tx.profile, *places, *map(_like, short), window)
+    else:  # short terms only, or no trigram index: a scan, newest first
+        cond = " AND ".join("instr(lower(s.body), ?) > 0" for _ in found)
+        sql = (
+            f"SELECT {COLUMNS} FROM ck_search s WHERE s.profile=? AND s.place IN ({marks})"
+            f" AND {cond} ORDER BY s.rid DESC LIMIT ?"
+        )
+        params = (tx.profile, *places, *(t.lower() for t in found), window)
+    return [
+        (int(r[0]), r[1], r[2], int(r[3]), int(r[4]), r[5], r[6], r[7])
+        for r in b.query(sql, params)
+    ]
+
+
+def rows_by_rid(tx: Tx, rids: list[int]) -> list[Candidate]:
+    """The index rows of ``rids`` (a semantic search's chunks) that are still there."""
+    out: list[Candidate] = []
+    for chunk in tx.chunks(rids):
+        out += [
+            (int(r[0]), r[1], r[2], int(r[3]), int(r[4]), r[5], r[6], r[7])
+            for r in tx._b.query(
+                f"SELECT {COLUMNS} FROM ck_search s WHERE s.profile=?"
+                f" AND s.rid IN ({tx.marks(len(chunk))})",
+                (tx.profile, *chunk),
+            )
+        ]
+    return out
+
+
+def positions(tx: Tx, place: str, stored: list[int]) -> dict[int, int]:
+    """The list index of each stored position: a live row's ``pos`` → its index in the live
+    history, an archive ``seq`` → its index in the archive; a body index is its own."""
+    if place not in ("h", "a"):
+        return {p: p for p in stored}
+    table, col = ("ck_history", "pos") if place == "h" else ("ck_archive", "seq")
+    out: dict[int, int] = {}
+    if place == "a":
+        lo, hi = tx.rows(f"SELECT min({col}), max({col}) FROM {table} WHERE profile=?")[0]
+        if lo is not None and int(hi) - int(lo) + 1 == tx.archive_count():  # no gap: arithmetic
+            return {p: p - int(lo) for p in stored}
+    for p in stored:
+        out[p] = int(
+            tx.rows(f"SELECT count(*) FROM {table} WHERE profile=? AND {col} < ?", (p,))[0][0]
+        )
+    return out
+
+
+def session_names(tx: Tx, ids: list[str]) -> dict[str, str]:
+    """The names of saved (drawer) and evicted sessions among ``ids``."""
+    out: dict[str, str] = {}
+    for chunk in tx.chunks(ids):
+        for sid, value in tx.rows(
+            f"SELECT id, value FROM ck_sessions WHERE profile=? AND id IN ({tx.marks(len(chunk))})",
+            chunk,
+        ):
+            out[sid] = _name(value)
+        keys = ["evicted_" + i for i in chunk]
+        for key, value in tx.rows(
+            f"SELECT key, value FROM ck_kv WHERE profile=? AND key IN ({tx.marks(len(keys))})",
+            keys,
+        ):
+            out.setdefault(key[len("evicted_") :], _name(value))
+    return out
+
+
+def _name(stored: str) -> str:
+    try:
+        value = json.loads(stored)
+    except ValueError:
+        return ""
+    name = value.get("name") if isinstance(value, dict) else None
+    return name if isinstance(name, str) and not name.startswith("\x00") else ""

@@ -1,0 +1,158 @@
+"""Semantic search (SPEC §16), behind ``pip install 'chatkeep[semantic]'``.
+
+The model is WordLlama's ``l2_supercat`` static token embeddings, whose weights (16 MB) and
+tokenizer ship inside the ``wordllama`` wheel: they are read from the installed package,
+nothing is downloaded at run time. A text's vector is the normalized mean of its tokens'
+vectors, cut to :data:`DIM` dimensions (the model is trained so a prefix of its dimensions is
+itself an embedding). It was chosen over a transformer (MiniLM packaged on PyPI needs torch,
+hundreds of megabytes) because it embeds thousands of chunks a second on one core, so the
+index never makes a turn wait, and over ``model2vec``'s static models because no PyPI
+package carries their weights.
+
+Vectors are kept per index row (one chunk of an entry's text, :mod:`.search_index`) in
+``ck_search_vec`` (float16 bytes), and written incrementally: a semantic search first embeds
+the rows written since the last one (rows only grow in ``rid``; a row's vector goes with the
+row, by trigger or cascade), so an append never waits for the model. The search itself is
+exact: the cosine of the query's vector with every vector of the profile (numpy, one matrix
+kept per profile in this process while no vector is added or removed).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from pathlib import Path
+from typing import Any
+
+from .backend import Backend
+from .search_query import Candidate, rows_by_rid
+
+#: Dimensions kept of the model's 256.
+DIM = 128
+#: Characters of a chunk the model reads (a mean of tokens: more adds little).
+EMBED_CHARS = 2000
+BATCH = 512
+#: Cosine below which a chunk is not taken for an answer (unrelated text scores 0–0.15).
+MIN_SIMILARITY = 0.2
+
+_lock = threading.Lock()
+_model: Any = None
+
+
+def installed() -> bool:
+    """Whether the ``semantic`` extra is installed (``wordllama`` and ``numpy``)."""
+    return all(importlib.util.find_spec(m) is not None for m in ("wordllama", "numpy"))
+
+
+def _load() -> Any:
+    global _model
+    with _lock:
+        if _model is None:
+            # lazy: the model and its libraries load only for a semantic search
+            import wordllama
+            from safetensors import safe_open
+            from wordllama import WordLlama
+            from wordllama.inference import WordLlamaInference
+
+            root = Path(wordllama.__file__).parent
+            tok = WordLlama.load_tokenizer(
+                root / "tokenizers" / "l2_supercat_tokenizer_config.json", hf_model_id=None
+            )
+            weights = root / "weights" / "l2_supercat_256.safetensors"
+            with safe_open(str(weights), framework="np", device="cpu") as f:
+                table = f.get_tensor("embedding.weight")[:, :DIM]
+            _model = WordLlamaInference(table, tok, binary=False)
+        return _model
+
+
+def embed(texts: list[str]) -> Any:
+    """Unit vectors (float32, ``len(texts)`` × :data:`DIM`) of ``texts``."""
+    import numpy as np  # lazy: the semantic extra
+
+    vecs = np.asarray(_load().embed([t[:EMBED_CHARS] for t in texts], norm=False), np.float32)
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    return vecs / np.where(norms == 0, 1, norms)
+
+
+class Semantic:
+    """The semantic side of one backend: catch-up embedding and exact search."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.b = backend
+        self._cache: dict[str, tuple[tuple[int, int], Any, Any]] = {}
+
+    def catch_up(self, profile: str) -> int:
+        """Embed the profile's rows that have no vector yet; returns how many."""
+        if self.b.read_only:
+            return 0
+        done = 0
+        with self.b.transaction(profile) as tx:
+            top = tx.rows("SELECT max(rid) FROM ck_search_vec WHERE profile=?")[0][0] or 0
+            while True:
+                rows = tx.rows(
+                    "SELECT rid, body FROM ck_search WHERE profile=? AND rid > ?"
+                    " ORDER BY rid LIMIT ?",
+                    (top, BATCH),
+                )
+                if not rows:
+                    return done
+                vecs = embed([r[1] for r in rows]).astype("float16")
+                for (rid, _body), v in zip(rows, vecs, strict=True):
+                    self.b.execute(
+                        "INSERT INTO ck_search_vec (rid, profile, vec) VALUES (?,?,?)",
+                        (rid, profile, self.b.binary(v.tobytes())),
+                    )
+                top = int(rows[-1][0])
+                done += len(rows)
+
+    def _matrix(self, tx: Any) -> tuple[Any, Any]:
+        import numpy as np  # lazy: the semantic extra
+
+        key = tuple(
+            int(v or 0)
+            for v in tx.rows("SELECT count(*), max(rid) FROM ck_search_vec WHERE profile=?")[0]
+        )
+        cached = self._cache.get(tx.profile)
+        if cached is not None and cached[0] == key:
+            return cached[1], cached[2]
+        rows = tx.rows("SELECT rid, vec FROM ck_search_vec WHERE profile=? ORDER BY rid")
+        rids = np.array([int(r[0]) for r in rows], dtype=np.int64)
+        raw = b"".join(bytes(r[1]) for r in rows)
+        matrix = np.frombuffer(raw, dtype=np.float16).reshape(len(rows), DIM).astype(np.float32)
+        self._cache[tx.profile] = (key, rids, matrix)  # type: ignore[assignment]
+        return rids, matrix
+
+    def ranked(
+        self, tx: Any, query: str, places: list[str], window: int
+    ) -> list[tuple[Candidate, float]]:
+        """Up to ``window`` chunks of ``places``, most similar to ``query`` first."""
+        import numpy as np  # lazy: the semantic extra
+
+        rids, matrix = self._matrix(tx)
+        if not len(rids):
+            return []
+        scores = matrix @ embed([query])[0]
+        want = min(len(rids), window * 2)
+        top = np.argpartition(-scores, want - 1)[:want]
+        top = top[np.argsort(-scores[top])]
+        by_rid = {r[0]: r for r in rows_by_rid(tx, [int(rids[i]) for i in top])}
+        out = []
+        for i in top:
+            row = by_rid.get(int(rids[i]))
+            if scores[i] < MIN_SIMILARITY:
+                break
+            if row is not None and row[1] in places:
+                out.append((row, round(float(scores[i]), 4)))
+        return out[:window]
+
+
+def semantic_for(backend: Backend) -> Semantic | None:
+    """The semantic side of ``backend``, or ``None`` when the extra is not installed (or the
+    store has no vector table yet)."""
+    if not installed() or not getattr(backend, "search_vectors", False):
+        return None
+    found = getattr(backend, "_semantic", None)
+    if found is None:
+        found = Semantic(backend)
+        backend._semantic = found  # type: ignore[attr-defined]
+    return found

@@ -1,0 +1,180 @@
+"""``ChatkeepMessageHistory`` and ``request_rules`` against the real Pydantic AI, driven by its
+own test models (``FunctionModel``, ``TestModel``): messages kept whole, images stored once,
+drawer search, the history processor, profile isolation."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+import chatkeep
+from factories import png_data_url
+
+pytest.importorskip("pydantic_ai")
+from pydantic_ai import Agent
+from pydantic_ai.messages import (
+    BinaryContent,
+    ImageUrl,
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    UserPromptPart,
+)
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.test import TestModel
+
+from chatkeep.integrations.pydantic_ai import ChatkeepMessageHistory, request_rules
+
+IMG = png_data_url(48, 48, noise=True)
+
+
+def _png() -> bytes:
+    import base64
+
+    return base64.b64decode(IMG.split(",", 1)[1])
+
+
+def _echo(seen: list[list[ModelMessage]]) -> FunctionModel:
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        seen.append(messages)
+        return ModelResponse(parts=[TextPart(content=f"reply number {len(seen)}")])
+
+    return FunctionModel(answer)
+
+
+def _dump(messages: list[ModelMessage]) -> bytes:
+    return ModelMessagesTypeAdapter.dump_json(messages)
+
+
+def test_runs_continue_from_the_stored_history(store: chatkeep.Store) -> None:
+    """new_messages() saved after each run come back as the next run's history, whole."""
+    seen: list[list[ModelMessage]] = []
+    agent = Agent(_echo(seen), system_prompt="be brief")
+    history = ChatkeepMessageHistory(store, "pai-1")
+    first = agent.run_sync("What is the tram timetable?", message_history=history.messages())
+    history.add_messages(first.new_messages())
+    again = ChatkeepMessageHistory(store, "pai-1")
+    assert _dump(again.messages()) == _dump(first.all_messages())
+    second = agent.run_sync("And on Sunday?", message_history=again.messages())
+    again.add_messages(second.new_messages())
+    assert _dump(history.messages()) == _dump(second.all_messages())
+    assert len(seen[1]) == 3  # the first question, its answer and the new question
+    assert asyncio.run(history.aget_messages()) is not None
+    history.clear()
+    assert history.messages() == [] and store.sessions.get("pai-1") is None
+
+
+def test_images_stored_once_and_found_in_the_drawer(store: chatkeep.Store) -> None:
+    """An image sent in several turns and sessions is one blob; the text is searchable."""
+    agent = Agent(TestModel(custom_output_text="a noisy square"))
+    for sid in ("pai-2", "pai-3"):
+        history = ChatkeepMessageHistory(store, sid)
+        for k in range(2):
+            prompt: list[Any] = [
+                f"look at picture {k}",
+                BinaryContent(_png(), media_type="image/png"),
+            ]
+            run = agent.run_sync(prompt, message_history=history.messages())
+            history.add_messages(run.new_messages())
+        back = history.messages()
+        image = back[0].parts[-1].content[1]  # type: ignore[union-attr,index]
+        assert isinstance(image, BinaryContent) and image.data == _png()
+    assert store.stats()["blobs"] == 1
+    assert {r["id"] for r in store.sessions.list("look at picture 1")} == {"pai-2", "pai-3"}
+    entries = store.sessions.get("pai-2")["history"]  # type: ignore[index]
+    assert entries[0]["content"][1]["image_url"]["url"] == IMG  # the drawer shows the image
+
+
+def test_history_processor_labels_answered_images(store: chatkeep.Store) -> None:
+    """As a history processor, the rules send an answered image as a label; the stored
+    history keeps the pixels."""
+    seen: list[list[ModelMessage]] = []
+    agent = _with_rules(_echo(seen))
+    history = ChatkeepMessageHistory(store, "pai-4")
+    picture = BinaryContent(_png(), media_type="image/png")
+    run = agent.run_sync(["what is this?", picture], message_history=history.messages())
+    history.add_messages(run.new_messages())
+    assert any(isinstance(c, BinaryContent) for c in _prompt(seen[0][0]))  # first call: pixels
+    run = agent.run_sync("and its colour?", message_history=history.messages())
+    history.add_messages(run.new_messages())
+    sent = _prompt(seen[1][0])
+    assert not any(isinstance(c, BinaryContent) for c in sent)
+    assert any(isinstance(c, str) and "image" in c.lower() for c in sent)
+    assert any(isinstance(c, BinaryContent) for c in _prompt(history.messages()[0]))
+
+
+def test_request_rules_leave_unanswered_images_and_other_parts() -> None:
+    """Nothing answered yet: the same list comes back; an ImageUrl stays the same object."""
+    url = ImageUrl(url="https://example.org/a.png")
+    msgs: list[ModelMessage] = [ModelRequest(parts=[UserPromptPart(content=["see", url])])]
+    assert request_rules(msgs) is msgs
+    msgs.append(ModelResponse(parts=[TextPart(content="seen")]))
+    msgs.append(ModelRequest(parts=[UserPromptPart(content="next")]))
+    assert request_rules(msgs)[0] is msgs[0]  # not a data URL: only labels what it can read
+
+
+def test_profiles_are_isolated(spec: Any) -> None:
+    """The same session id in two profiles of one database holds two conversations."""
+    agent = Agent(TestModel(custom_output_text="ok"))
+    with chatkeep.open(spec.url, profile=spec.profile + "a") as a:
+        with chatkeep.open(spec.url, profile=spec.profile + "b") as b:
+            ha, hb = ChatkeepMessageHistory(a, "same"), ChatkeepMessageHistory(b, "same")
+            ha.add_messages(agent.run_sync("only in a").new_messages())
+            assert hb.messages() == [] and b.sessions.list("only in a") == []
+            assert len(ha.messages()) == 2
+            ha.clear()
+
+
+def test_bad_input_is_refused_and_changes_nothing(store: chatkeep.Store) -> None:
+    """Something that is not a message is a typed error; nothing is written."""
+    history = ChatkeepMessageHistory(store, "pai-5")
+    with pytest.raises(chatkeep.InvalidValue):
+        history.add_messages(["not a message"])  # type: ignore[list-item]
+    with pytest.raises(chatkeep.InvalidValue):
+        ChatkeepMessageHistory(store, "")
+    assert store.sessions.get("pai-5") is None
+
+
+def _with_rules(model: Any) -> Agent[None, str]:
+    """An agent with ``request_rules`` as its history processor, the way this Pydantic AI
+    takes one (a keyword in 1.x, the ``ProcessHistory`` capability later)."""
+    try:
+        return Agent(model, history_processors=[request_rules])  # type: ignore[call-arg]
+    except TypeError:
+        from pydantic_ai.capabilities import ProcessHistory
+
+        return Agent(model, capabilities=[ProcessHistory(request_rules)])
+
+
+def _prompt(message: ModelMessage) -> list[Any]:
+    parts = [p for p in message.parts if isinstance(p, UserPromptPart)]
+    content = parts[0].content
+    return [content] if isinstance(content, str) else list(content)
+
+
+def test_a_run_with_a_tool_call_saves_its_question_whole(store: chatkeep.Store) -> None:
+    """Within one run the model answers a tool call before its reply: the run's own question is
+    not labelled, so new_messages() (what is saved) keeps the picture's bytes."""
+    from pydantic_ai.messages import ToolCallPart, ToolReturnPart
+
+    def answer(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        last = messages[-1]
+        if any(isinstance(p, ToolReturnPart) for p in last.parts):
+            return ModelResponse(parts=[TextPart(content="it is square")])
+        return ModelResponse(parts=[ToolCallPart(tool_name="measure", args={})])
+
+    agent = _with_rules(FunctionModel(answer))
+
+    @agent.tool_plain
+    def measure() -> str:
+        return "48 by 48"
+
+    history = ChatkeepMessageHistory(store, "pai-6")
+    picture = BinaryContent(_png(), media_type="image/png")
+    run = agent.run_sync(["what shape?", picture], message_history=history.messages())
+    history.add_messages(run.new_messages())
+    assert any(isinstance(c, BinaryContent) for c in _prompt(history.messages()[0]))

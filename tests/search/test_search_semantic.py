@@ -1,0 +1,56 @@
+"""Semantic and hybrid search (SPEC §16, ``chatkeep[semantic]``): found by meaning, vectors
+follow the index rows, and on the labelled set hybrid recalls at least what each side does."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import chatkeep
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from bench.search import recall_at
+
+
+def test_found_by_meaning_with_no_shared_word(store: chatkeep.Store) -> None:
+    """A query sharing no word with its answer finds it first; the hit has the hit shape."""
+    for text in (
+        "how do I cook pasta al dente",
+        "the stock market fell sharply today",
+        "my dog loves to chase the ball in the park",
+    ):
+        store.history.append({"role": "user", "content": text})
+    [hit, *_] = store.search("puppy playing fetch", mode="semantic")
+    assert (hit["where"], hit["index"], hit["role"]) == ("live", 2, "user")
+    assert hit["snippet"].startswith("my dog") and 0 < hit["score"] <= 1
+    assert store.search("shares dropped", mode="hybrid")[0]["index"] == 1
+
+
+def test_vectors_follow_rows_and_delete_takes_them(store: chatkeep.Store, spec: Any) -> None:
+    """Rows written after a search get vectors at the next one; a deleted session's vectors
+    go with its rows."""
+    store.history.append({"role": "user", "content": "violin practice after school"})
+    store.search("music lessons", mode="semantic")
+    store.history.append({"role": "user", "content": "the orchestra played a symphony"})
+    row = store.sessions.save("Music")
+    assert row is not None
+    assert {h["where"] for h in store.search("classical concert", mode="semantic")} == {
+        "live",
+        "session",
+    }
+    count = "SELECT count(*) FROM ck_search_vec WHERE profile=?"
+    before = spec.raw_rows(count, (spec.profile,))[0][0]
+    assert before == 4
+    store.sessions.delete(row["id"])
+    assert spec.raw_rows(count, (spec.profile,))[0][0] == 2
+    assert {h["where"] for h in store.search("classical concert", mode="semantic")} == {"live"}
+
+
+def test_hybrid_recall_is_at_least_each_side() -> None:
+    """recall@5 on tests/fixtures/search/retrieval.json: hybrid ≥ text and ≥ semantic, text
+    finds every exact-word query, semantic most meaning queries."""
+    r = recall_at(5)
+    assert r["hybrid"]["all"] >= max(r["text"]["all"], r["semantic"]["all"])
+    assert r["text"]["words"] == 1.0 and r["text"]["meaning"] == 0.0
+    assert r["semantic"]["meaning"] >= 0.8 and r["hybrid"]["words"] == 1.0

@@ -1,0 +1,148 @@
+"""The message-search index follows every write path (SPEC §16): append, the live window's
+move to the archive, edits, session save/update/load/append, import, eviction and restore,
+doctor repair, delete, and the migration that indexes a store written before the index."""
+
+from __future__ import annotations
+
+import io
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import chatkeep
+
+
+def _where(store: chatkeep.Store, q: str) -> list[tuple[str, int]]:
+    return sorted((h["where"], h["index"]) for h in store.search(q, mode="text"))
+
+
+def test_append_is_searchable_at_once(store: chatkeep.Store) -> None:
+    """An appended entry is found by the next search, at its live index."""
+    store.history.append({"role": "user", "content": "first"})
+    store.history.append({"role": "assistant", "content": "a narwhal answer"})
+    assert _where(store, "narwhal") == [("live", 1)]
+
+
+def test_window_moves_rows_to_the_archive(store: chatkeep.Store) -> None:
+    """The live window's move keeps the entry found, now in the archive, never twice."""
+    store.history.append({"role": "user", "content": "old capybara question"})
+    store.local.set("maxHistoryEntries", 1)
+    store.history.append({"role": "assistant", "content": "x"})
+    store.history.append({"role": "user", "content": "y"})
+    assert _where(store, "capybara") == [("archive", 0)]
+
+
+def test_edit_and_remove_rewrite_the_live_rows(store: chatkeep.Store) -> None:
+    """A removed entry leaves the live index; an edit's old turn is found as an earlier
+    version in the archive, the new text live."""
+    store.history.append({"role": "user", "content": "keep me"})
+    store.history.append({"role": "user", "content": "remove the gecko"})
+    assert store.history.remove_at(1)
+    assert _where(store, "gecko") == []
+    store.history.append({"role": "user", "content": "ask about lemurs"})
+    store.history.append({"role": "assistant", "content": "lemurs live in Madagascar"})
+    store.history.replace_from(1, {"role": "user", "content": "ask about lemurs"})
+    store.history.append({"role": "user", "content": "ask about tapirs"})
+    assert _where(store, "lemurs") == [("archive", 0), ("archive", 1)]
+    assert _where(store, "tapirs") == [("live", 1)]
+
+
+def test_session_save_update_and_append(store: chatkeep.Store) -> None:
+    """A save indexes the body; an update re-indexes what changed (old text gone); an append
+    to a saved body is found at its index."""
+    store.history.append({"role": "user", "content": "ocelot one"})
+    row = store.sessions.save("Cats")
+    assert row is not None
+    assert ("session", 0) in _where(store, "ocelot")
+    store.history.mutate(lambda es: [{"role": "user", "content": "margay two"}])
+    store.sessions.update(row["id"])
+    assert _where(store, "ocelot") == []
+    assert _where(store, "margay") == [("live", 0), ("session", 0)]
+    store.sessions.append(row["id"], {"role": "assistant", "content": "late serval reply"})
+    assert _where(store, "serval") == [("session", 1)]
+
+
+def test_load_brings_the_session_live(store: chatkeep.Store) -> None:
+    """Loading a session puts its entries in the live history: found live and in the body."""
+    store.history.append({"role": "user", "content": "the quokka smiles"})
+    row = store.sessions.save("Quokka")
+    store.sessions.new()
+    assert row is not None and _where(store, "quokka") == [("session", 0)]
+    store.sessions.load(row["id"])
+    assert _where(store, "quokka") == [("live", 0), ("session", 0)]
+
+
+def test_profile_import_replaces_the_index(spec: Any, tmp_path: Path) -> None:
+    """A whole-profile import (``--replace``) indexes what it brings and drops what it
+    replaced."""
+    with spec.open() as store:
+        store.history.append({"role": "user", "content": "exported pangolin"})
+        store.sessions.save("P")
+        dump = io.StringIO()
+        store.export_to(dump)
+        store.history.append({"role": "user", "content": "unsaved okapi"})
+        store.import_from(io.StringIO(dump.getvalue()), replace=True)
+        assert _where(store, "okapi") == []
+        assert _where(store, "pangolin") == [("live", 0), ("session", 0)]
+
+
+def test_clear_all_and_delete_of_an_evicted_session(store: chatkeep.Store) -> None:
+    """Deleting an evicted session and clearing the drawer leave no session hit."""
+    store.local.set("maxSessions", 1)
+    store.history.append({"role": "user", "content": "axolotl"})
+    old = store.sessions.save("a")
+    store.sessions.save("b")
+    assert old is not None and ("evicted", 0) in _where(store, "axolotl")
+    assert store.sessions.delete(old["id"])
+    assert _where(store, "axolotl") == [("live", 0), ("session", 0)]
+    store.sessions.clear_all()
+    assert _where(store, "axolotl") == [("live", 0)]
+
+
+def test_doctor_repair_rebuilds_a_dropped_index(tmp_path: Path) -> None:
+    """A dropped ``ck_search`` table is re-created by ``doctor --repair`` with every row."""
+    db = str(tmp_path / "s.db")
+    with chatkeep.open(db) as store:
+        store.history.append({"role": "user", "content": "the wombat"})
+        store.sessions.save("W")
+    with sqlite3.connect(db) as con:
+        con.execute("DROP TABLE ck_search")
+    with chatkeep.open(db) as store:
+        store.doctor(repair=True)
+        assert _where(store, "wombat") == [("live", 0), ("session", 0)]
+
+
+def test_doctor_repair_reindexes_a_profile_it_repairs(store: chatkeep.Store, spec: Any) -> None:
+    """Search rows lost behind chatkeep's back come back with a repair that fixes anything."""
+    store.history.append({"role": "user", "content": "the dugong"})
+    spec.raw_rows("DELETE FROM ck_search WHERE profile=?", (spec.profile,))
+    spec.raw_rows("UPDATE ck_history_state SET live_count = 7 WHERE profile=?", (spec.profile,))
+    assert _where(store, "dugong") == []
+    store.doctor(repair=True)
+    assert _where(store, "dugong") == [("live", 0)]
+
+
+def test_migration_indexes_a_store_written_before_it(sqlite_spec: Any) -> None:
+    """A store whose index was never built (as an older chatkeep left it) is indexed when it
+    is opened: live, archive and session text all found. (SQLite: on a shared PostgreSQL
+    database the re-run migration would index every profile of every other test.)"""
+    spec = sqlite_spec
+    with spec.open() as store:
+        store.local.set("maxHistoryEntries", 1)
+        store.history.append({"role": "user", "content": "archived ibex"})
+        store.history.append({"role": "user", "content": "live ibex " + "y" * 5000})
+        store.sessions.save("Ibex")
+    spec.raw_rows("DELETE FROM ck_search WHERE profile=?", (spec.profile,))
+    spec.raw_rows("DELETE FROM ck_migrations WHERE name = '0016_search_backfill'")
+    with spec.open() as store:
+        assert _where(store, "ibex") == [("archive", 0), ("live", 0), ("session", 0)]
+
+
+def test_profiles_never_see_each_other(spec: Any) -> None:
+    """A search reads its own profile's rows only."""
+    with chatkeep.open(spec.url, profile=spec.profile + "_other") as other:
+        other.history.append({"role": "user", "content": "secret jackalope"})
+        with spec.open() as store:
+            assert store.search("jackalope", mode="text") == []
+        assert len(other.search("jackalope", mode="text")) == 1
+        other.history.clear()
