@@ -20,7 +20,8 @@ With ``--usable 2000,20000`` it measures instead what the windowed conversation 
 (SPEC §11: 2,000 entries usable in ≤ 400 ms, 20,000 in ≤ 600 ms): for each size, navigation
 start to the page's ``chatkeep-ready`` mark (set with ``body[data-ready='1']``), checked each
 round to have the last message in view and the composer focused; beside it the empty page, the
-bubble nodes in the DOM and the first load's size. A table with the ratios to the targets and to
+bubble nodes in the DOM, the first load's size and its server time (``/api/state``'s
+``Server-Timing``). A table with the ratios to the targets and to
 the empty page.
 
 Timings are reported, never asserted. Run: ``python -m bench.panel_render [--entries N]
@@ -130,6 +131,7 @@ READY = """() => {
     composer: document.activeElement && document.activeElement.id === 'message',
     nodes: bubbles.length,
     bytes: state ? state.encodedBodySize : 0,
+    server: state && state.serverTiming && state.serverTiming[0] ? state.serverTiming[0].duration : -1,
   };
 }"""
 
@@ -178,7 +180,7 @@ def usable_table(sizes: list[int], runs: int) -> int:
     print(f"panel usable (400×800 px), {runs} rounds, medians; Chromium {CHROMIUM}")
     head = (
         f"{'entries':>8} {'usable':>10} {'min–max':>15} {'target':>8} {'÷ target':>9} "
-        f"{'÷ empty':>8} {'last in view':>12} {'nodes':>6} {'first load':>11}"
+        f"{'÷ empty':>8} {'last in view':>12} {'nodes':>6} {'first load':>11} {'server':>8}"
     )
     print(head)
     for n in [0, *sizes]:
@@ -192,6 +194,7 @@ def usable_table(sizes: list[int], runs: int) -> int:
             f"{f'{target:,.0f} ms' if target else '':>8} "
             f"{f'{med / target:.2f}×' if target else '':>9} {med / empty:>7.2f}× "
             f"{'yes' if in_view else 'NO':>12} {rs[-1]['nodes']:>6} {rs[-1]['bytes'] / 1e3:>8,.1f} KB"
+            f" {statistics.median(r['server'] for r in rs):>5,.1f} ms"
         )
     return 0
 

@@ -114,6 +114,38 @@ def last_question(history: list[Any]) -> int:
     return -1
 
 
+#: The flag on a question that was never answered and that a later, different question left
+#: behind (SPEC §3.5): it stays in the history, shown, and no request sends it.
+UNANSWERED_KEY = "unanswered"
+
+
+def is_unanswered(entry: Any) -> bool:
+    """A question marked ``unanswered: true`` (left behind after a failed send)."""
+    return isinstance(entry, dict) and entry.get(UNANSWERED_KEY) is True
+
+
+def mark_unanswered(history: list[Any]) -> list[Any]:
+    """``history`` with its last question marked ``unanswered: true`` when no reply follows it
+    (only attachments, or nothing): what a new, different question leaves behind after a
+    failed send. Pure; returns ``history`` itself when there is nothing to mark."""
+    i = last_question(history)
+    if i < 0 or is_unanswered(history[i]):
+        return history
+    if any(isinstance(e, dict) and e.get("role") == "assistant" for e in history[i + 1 :]):
+        return history
+    out = list(history)
+    out[i] = {**history[i], UNANSWERED_KEY: True}
+    return out
+
+
+def without_unanswered(history: list[Any]) -> list[Any]:
+    """``history`` without the questions marked unanswered — what a request is built from;
+    ``history`` itself when none is marked."""
+    if not any(is_unanswered(e) for e in history):
+        return history
+    return [e for e in history if not is_unanswered(e)]
+
+
 def validate_entry(entry: Any, index: int | None = None) -> None:
     """Raise :class:`InvalidEntry` naming the field when ``entry`` breaks the entry shape."""
     where = "entry" if index is None else f"entry[{index}]"
@@ -185,7 +217,7 @@ def validate_entry(entry: Any, index: int | None = None) -> None:
         raise InvalidEntry(
             f"{where}.videoSrc must be {{platform: str, url: str}}", field="videoSrc"
         )
-    for flag in ("imagesSeen", "summarized", "interrupted"):
+    for flag in ("imagesSeen", "summarized", "interrupted", UNANSWERED_KEY):
         if flag in entry and not isinstance(entry[flag], bool):
             raise InvalidEntry(f"{where}.{flag} must be true or false", field=flag)
     if "createdAt" in entry and not (

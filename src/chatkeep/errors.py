@@ -9,7 +9,8 @@
     │   └── UnknownSetting        a setting name that is not a setting
     ├── NotFound (LookupError)    a session, entry, attachment or image that is not there
     ├── StoreError                the store is unreachable, locked too long, or corrupt
-    │   └── CorruptValue          one stored row that does not parse (read as its default)
+    │   ├── CorruptValue          one stored row that does not parse (read as its default)
+    │   └── ProfileNotEmpty       a whole-profile import into a profile that holds data
     ├── ProviderError             a model provider refused or failed (``status``, ``hint``)
     │   └── ContextOverflow       the request did not fit the model's context window
     ├── ProviderConfigError       no usable provider card / missing key / bad card
@@ -42,6 +43,7 @@ __all__ = [
     "MissingFile",
     "NotAFile",
     "NotFound",
+    "ProfileNotEmpty",
     "ProviderConfigError",
     "ProviderError",
     "SemanticUnavailable",
@@ -123,6 +125,13 @@ class StoreError(ChatkeepError):
 
     kind = "store"
     default_hint = "check the --store URL / CHATKEEP_STORE and that the database is running"
+
+
+class ProfileNotEmpty(StoreError):
+    """A whole-profile import was refused: the profile already holds data and the import was
+    not asked to replace it (nothing was written)."""
+
+    default_hint = "import into a new profile, or replace this one (a backup is written first)"
 
 
 class ProviderError(ChatkeepError):

@@ -48,6 +48,8 @@ def test_browsa_dump_with_other_image_types_imports_and_chats(
             _entry("a bitmap", BMP),
             {"role": "assistant", "content": "red"},
             _entry("a vector", SVG),
+            # answered: a question with no reply would be left behind by the next one (§3.5)
+            {"role": "assistant", "content": "blue"},
         ],
         "savedSessions": [
             {"id": "s1", "name": "avif one", "createdAt": 1, "history": [_entry("an avif", AVIF)]}

@@ -1,7 +1,8 @@
 """Accessibility audit with axe-core (fetched from npm by the set-up, never vendored): no serious
-or critical violation on the main view, the drawer, Settings, the preview and the image lightbox,
-in light and dark, at 360, 400 and 1400 px. The same pages are the screenshots of ``docs/panel.md``: with
-``CHATKEEP_DOCS_SCREENSHOTS=1`` they are written to ``docs/img/``."""
+or critical violation on the main view, the drawer, Settings, the preview, the image lightbox and
+an earlier version, in light and dark, at 360, 400 and 1400 px. The same pages are the
+screenshots of ``docs/panel.md``: with ``CHATKEEP_DOCS_SCREENSHOTS=1`` they are written to
+``docs/img/``."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from factories import assistant, attachment, image_entry, png_data_url, user
 AXE_VERSION = "4"
 CACHE = Path(os.environ.get("CHATKEEP_TEST_CACHE", Path.home() / ".cache" / "chatkeep-tests"))
 DOCS_IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
-VIEWS = ["main", "drawer", "settings", "preview", "lightbox"]
+VIEWS = ["main", "drawer", "settings", "preview", "lightbox", "versions"]
 
 
 @pytest.fixture(scope="session")
@@ -89,11 +90,16 @@ def _fill(store) -> None:
     store.history.append(reply)
     store.history.append(user("And the memory use?"))
     store.sessions.save("Release 2.0 review")
-    store.history.append(assistant("Memory use dropped by a third."))
+    store.history.append(assistant("Memory use dropped by a third: $m_2 = \\frac{2}{3} m_1$."))
     for i in range(2):
         store.history.append(user(f"follow-up {i}"))
         store.history.append(assistant(f"answer {i}"))
     store.history.append(user("a question the provider never answered"))  # the Retry box
+    # follow-up 1 asked again: its first version is an earlier version (‹ 2/2 ›, SPEC §3.5)
+    store.history.truncate_from(len(store.history.read()) - 3)
+    store.history.append(user("follow-up 1"))
+    store.history.append(assistant("answer 1, said again"))
+    store.history.append(user("a question the provider never answered"))
 
 
 def _show(page, view: str) -> None:
@@ -113,6 +119,9 @@ def _show(page, view: str) -> None:
         page.fill("#message", "draft question")
         page.click("#open-preview")
         page.wait_for_selector("#preview-dialog[open] .preview-stats")
+    elif view == "versions":
+        page.locator(".versions .version-prev").first.click()
+        page.wait_for_selector("#versions-dialog[open] #versions-body .bubble")
     elif view == "lightbox":
         if page.locator(".bubble-images a").count() == 0:
             page.click("#load-earlier")
@@ -137,8 +146,8 @@ def _audit(page, axe_source: str) -> list[str]:
 @pytest.mark.parametrize("theme", ["light", "dark"])
 @pytest.mark.parametrize("width", [360, 400, 1400])
 def test_axe_finds_no_serious_violation(make_page, live_server, pstore, axe_source, width, theme):
-    """Main view, drawer, Settings, preview and lightbox pass axe-core's serious and critical
-    rules."""
+    """Main view, drawer, Settings, preview, lightbox and earlier versions pass axe-core's
+    serious and critical rules."""
     _fill(pstore)
     problems = {}
     for view in VIEWS:

@@ -150,3 +150,25 @@ def test_static_js_never_uses_innerhtml_except_for_server_markdown():
         assert allowed.search(code), (name, code)
     joined = "\n".join(p.read_text() for p in STATIC_DIR.glob("*.js"))
     assert "eval(" not in joined and "document.write" not in joined
+
+
+@pytest.mark.parametrize(
+    ("text", "spans"),
+    [
+        ("Euler: $e^{i\\pi}+1=0$.", ['<span class="math">e^{i\\pi}+1=0</span>']),
+        ("$$\na \\\\ b_1 * c_2\n$$", ['<span class="math display">a \\\\ b_1 * c_2</span>']),
+        ("\\(x_1\\) and \\[y^2\\]", ['<span class="math">x_1</span>', "math display"]),
+        ("It costs $5 and $10.", []),
+        ("`$x$` and\n\n```\n$$y$$\n```", []),
+        ("$10. Code: `$x$`", []),
+        ("$<img src=x onerror=alert(1)>$", ['<span class="math">&lt;img src=x']),
+    ],
+)
+def test_math_is_kept_whole_and_escaped_never_in_code(text, spans):
+    """TeX between math delimiters reaches the page whole (no escapes or emphasis applied) and
+    escaped; prices and code are never math."""
+    out = render_markdown(text)
+    assert out.count('class="math') == len(spans)
+    for span in spans:
+        assert span in out
+    assert "<img" not in out

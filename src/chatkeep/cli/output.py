@@ -105,7 +105,7 @@ def image_label(info: dict[str, Any]) -> str:
 def render_entry(view: dict[str, Any]) -> str:
     """One line (or a few) for people: attachments as chips, images as sizes."""
     head = f"#{view['index']} {view['role']}"
-    flags = [k for k in ("imagesSeen", "summarized", "interrupted") if view.get(k)]
+    flags = [k for k in ("imagesSeen", "summarized", "interrupted", "unanswered") if view.get(k)]
     if flags:
         head += " (" + ", ".join(flags) + ")"
     reasoning = view.get("reasoning")

@@ -4,7 +4,8 @@ A ``responses`` card with ``serverTranscript`` lets the server keep the conversa
 reply lands in the live history, :func:`remember_response` keeps its response id under
 :data:`RESPONSE_CHAIN_KEY` with the digest (:func:`chatkeep.digest.digest_json`) of the stored
 history up to that reply. :func:`chained_response` returns that id while the history up to it
-is unchanged and only attachments came after it; any edit, regenerate, load or rewrite breaks
+is unchanged and only attachments (and questions left unanswered, which are never sent) came
+after it; any edit, regenerate, load or rewrite breaks
 the chain and the full transcript is sent again. The planner asks this module, so the preview
 and the send agree on it.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..digest import digest_json
-from ..entries import Entry, is_attachment
+from ..entries import Entry, is_attachment, is_unanswered
 from ..providers import Card
 from .state import RESPONSE_CHAIN_KEY
 from .turn import find_entry
@@ -37,7 +38,7 @@ def chained_response(card: Card, history: list[Entry], chain: Any) -> str | None
         return None
     if digest_json(history[:upto]) != chain.get("digest"):
         return None
-    if not all(is_attachment(e) for e in history[upto:]):
+    if not all(is_attachment(e) or is_unanswered(e) for e in history[upto:]):
         return None
     response_id = chain.get("responseId")
     return response_id if isinstance(response_id, str) and response_id else None

@@ -23,7 +23,10 @@ run**:
      previews;
   3. exactly **one** user entry is appended (none when a send repeats the text of the
      unanswered last question after a failure: that entry is reused, §3.5) and its time added
-     to the pace record (:data:`~chatkeep.rules.cache.PACE_KEY`), then the reply streams: ``on_delta(text)``
+     to the pace record (:data:`~chatkeep.rules.cache.PACE_KEY`) — a send of a *different*
+     question after a failure first marks the unanswered one ``unanswered: true`` in the same
+     transaction: it stays in the history (the faces show it) and no request sends it
+     (:func:`~chatkeep.entries.mark_unanswered`) —, then the reply streams: ``on_delta(text)``
      per piece of the answer and ``on_reasoning(text)`` per piece of the model's reasoning
      ("thinking": Anthropic thinking blocks, Responses reasoning summaries, a chat reply's
      leading ``<think>`` section or ``reasoning_content``; its own event, never mixed into the
@@ -67,6 +70,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from ..entries import mark_unanswered
 from ..errors import ChatkeepError, ContextOverflow, InvalidValue, ProviderError, StoreError
 from ..providers import Card, Done, dropped_mid_reply
 from ..rules.cache import PACE_KEY, remember_question
@@ -207,6 +211,14 @@ class Chat:
             elif turn.replace_at is not None and not turn.replaced:
                 base, version = history.replace_from(turn.replace_at, turn.original, turn.keep)
                 turn.replaced = True
+            rewrite = None
+            if not turn.reuse and turn.kind == "send":
+                # a different question after a failed send: the unanswered one stays, marked,
+                # and is left out of this request and every later one (SPEC §3.5)
+                marked = mark_unanswered(base)
+                if marked is not base:
+                    i = next(k for k, e in enumerate(marked) if e is not base[k])
+                    rewrite, base = (i, marked[i]), marked
             # stamped before planning: the time of the send is part of the pace
             entry = turn.user_entry if turn.reuse else {**turn.user_entry, "createdAt": now_ms()}
             plan = plan_request(self.store, turn.card, turn.system, base, entry, state=state)
@@ -217,7 +229,7 @@ class Chat:
                     turn.stored_at = version
                     return plan
             else:
-                after = history.append_at(entry, version)
+                after = history.append_at(entry, version, rewrite)
                 if after is not None:
                     turn.user_entry, turn.stored_at = entry, after
                     self.store.local.modify(

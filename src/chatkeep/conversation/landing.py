@@ -10,6 +10,9 @@ question. When that session was deleted meanwhile, the question and the reply go
 mixed into another conversation.
 
 Returns where it landed: ``"live"``, ``"session"`` (with its id) or ``"archive"``.
+
+:func:`append_question` stores the question of a new turn, marking the question a failed send
+left unanswered before it (SPEC §3.5) in the same transaction.
 """
 
 from __future__ import annotations

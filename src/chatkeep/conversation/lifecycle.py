@@ -24,9 +24,20 @@ def mark_images_seen(profile: Profile) -> int:
     return profile.history.stamp_seen()
 
 
+#: Where a profile object remembers ``(budget, history write counter)`` of its last pass that
+#: found nothing to do: the same history is within the same budget, so it is not read again.
+_CHECKED = "_imageBudgetChecked"
+
+
 def bound_unseen_image_bytes(profile: Profile, budget: int = DEFAULT_UNSEEN_BUDGET) -> int:
     """Thumbnail the oldest images until their data URLs fit ``budget`` (§5.4); returns the
-    number of image parts changed."""
+    number of image parts changed. A history this profile object already found within
+    ``budget`` at its current write counter is not read again (the pass runs each time the
+    panel opens; a long conversation would pay a whole locked read for nothing)."""
+    history = profile.history
+    before = history.write_count()
+    if profile.__dict__.get(_CHECKED) == (budget, before):
+        return 0
     changed = 0
 
     def fn(entries: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
@@ -42,5 +53,8 @@ def bound_unseen_image_bytes(profile: Profile, budget: int = DEFAULT_UNSEEN_BUDG
 
     # seen images count too (§5.4: an answered image still occupies the store), so this reads
     # the whole live window, not only the rows flagged unseen
-    profile.history.mutate(fn)
+    if history.mutate(fn) is None:
+        # nothing to do at ``before`` or later: a write in between moved the counter past
+        # ``before``, so this memo never matches a history it did not check
+        profile.__dict__[_CHECKED] = (budget, before)
     return changed

@@ -12,7 +12,8 @@ that — the same card, system prompt, history steps, previous-response chain an
   over the per-request cap — sent as labels), ``resized`` (images sent resized for the
   provider), ``stub`` (an aged or overflow-stubbed attachment) or ``server`` (already held by
   the server: a ``serverTranscript`` chain sends only the new turn), with characters, images,
-  their stored and their sent data-URL characters;
+  their stored and their sent data-URL characters; ``unanswered`` for a question a failed
+  send left behind, which no request sends (SPEC §3.5);
 * ``steps`` — the names of the steps that ran, from the same tuples the builder ran
   (:data:`~chatkeep.rules.wire.HISTORY_STEPS` unless another tuple was passed, then the
   style's request steps: images resized for the provider, per-request image cap);
@@ -36,7 +37,9 @@ from ..entries import (
     image_part_url,
     is_attachment,
     is_image_part,
+    is_unanswered,
     last_question,
+    mark_unanswered,
     text_length,
     validate_entry,
 )
@@ -55,6 +58,7 @@ from ..rules.wire import (
     request_entries,
 )
 from .chain import chained_response
+from .prepare import reuses_last
 from .state import LAST_REQUEST_KEY, RESPONSE_CHAIN_KEY, TurnState, read_state
 from .turn import system_prompt
 
@@ -157,8 +161,24 @@ def _treatments(history: list[Entry], final: list[Entry], held: int) -> list[dic
     """Per stored entry: what the steps made of it (``final`` is the whole request as sent,
     the new turn last; ``held`` leading entries are on the server)."""
     rows = []
+    k = 0  # the position in ``final``: a question marked unanswered has none
     for i, stored in enumerate(history):
-        sent = final[i]
+        if is_unanswered(stored):
+            rows.append(
+                {
+                    "index": i,
+                    "role": stored.get("role"),
+                    "sent": "unanswered",
+                    "chars": text_length(stored),
+                    "sentChars": 0,
+                    "images": len(_image_urls(stored)),
+                    "imageBytes": sum(len(u) for u in _image_urls(stored)),
+                    "sentImageBytes": 0,
+                }
+            )
+            continue
+        sent = final[k]
+        k += 1
         urls, sent_urls = _image_urls(stored), _image_urls(sent)
         if i < held:
             how = "server"
@@ -188,9 +208,10 @@ def _treatments(history: list[Entry], final: list[Entry], held: int) -> list[dic
 
 
 def _held_by_server(history: list[Entry]) -> int:
-    """Entries before the trailing attachment run: the server already holds them."""
+    """Entries before the trailing attachment run: the server already holds them (a question
+    left unanswered in that run is not sent at all)."""
     k = len(history)
-    while k > 0 and is_attachment(history[k - 1]):
+    while k > 0 and (is_attachment(history[k - 1]) or is_unanswered(history[k - 1])):
         k -= 1
     return k
 
@@ -357,6 +378,12 @@ def preview_request(
         "createdAt": int(time.time() * 1000),  # sent now: the pace the cache lifetime reads
     }
     validate_entry(user_entry)  # the draft comes in here
+    if reuses_last(history, user_entry):
+        history = history[:-1]  # as the send would: the draft answers the failed question
+    elif draft.strip():
+        # as the send would: a different question leaves a failed one behind, unsent (§3.5);
+        # without a draft the next message is not known, and the history shows as it stands
+        history = mark_unanswered(history)
     system = system_prompt(settings)
     plan = plan_request(profile, card, system, history, user_entry, state=state)
     request = plan.request

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..constants import DEFAULT_MAX_IMAGE_PIXELS, MAX_IMAGE_PIXELS_KEY
-from ..entries import Entry, entry_text, is_attachment, last_question
+from ..entries import Entry, entry_text, is_attachment, is_unanswered, last_question
 from ..errors import AttachError, InvalidValue
 from ..providers import Card, resolve_provider
 from ..rules.tokens import image_size
@@ -26,7 +26,7 @@ from .turn import build_user_entry, entry_images, system_prompt
 if TYPE_CHECKING:
     from ..storage.profile import Profile
 
-__all__ = ["Turn", "prepare_edit", "prepare_regenerate", "prepare_send"]
+__all__ = ["Turn", "prepare_edit", "prepare_regenerate", "prepare_send", "reuses_last"]
 
 
 @dataclass
@@ -105,18 +105,26 @@ def prepare_send(
     state = read_state(profile)
     turn = _turn(state, env, "send", text, images, provider, model)
     history = state.history
-    if history:
-        last = history[-1]
-        if (
-            last.get("role") == "user"
-            and not is_attachment(last)
-            and entry_text(last) == entry_text(turn.user_entry)
-            and entry_images(last) == entry_images(turn.user_entry)
-        ):
-            turn.reuse = True
-            turn.replace_at = len(history) - 1
-            turn.original = last
+    if reuses_last(history, turn.user_entry):
+        turn.reuse = True
+        turn.replace_at = len(history) - 1
+        turn.original = history[-1]
     return turn
+
+
+def reuses_last(history: list[Entry], user_entry: Entry) -> bool:
+    """Whether a send of ``user_entry`` answers the unanswered last question instead of
+    adding one: it is the newest entry and has the same text and images (§3.5)."""
+    if not history:
+        return False
+    last = history[-1]
+    return (
+        last.get("role") == "user"
+        and not is_attachment(last)
+        and not is_unanswered(last)
+        and entry_text(last) == entry_text(user_entry)
+        and entry_images(last) == entry_images(user_entry)
+    )
 
 
 def prepare_edit(

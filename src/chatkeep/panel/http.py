@@ -2,7 +2,7 @@
 
 Every error leaves the panel as JSON ``{"error": {"type", "message", "hint"}}`` with an HTTP
 status (:data:`STATUS`, first match wins): bad input 400, missing things 404, unreadable
-attachments 422, provider failures 502 (413 for a context overflow or a body over its limit), an
+attachments 422, a whole-profile import into a profile holding data 409, provider failures 502 (413 for a context overflow or a body over its limit), an
 unusable store or a spent in-flight budget 503 (:mod:`chatkeep.panel.uploads`; with
 ``Retry-After``). A client that disconnects mid-request gets no answer and leaves no traceback.
 :class:`~chatkeep.NotFound` and :class:`~chatkeep.BadRequest` come from the one
@@ -28,6 +28,7 @@ from .. import (
     InvalidEntry,
     InvalidValue,
     NotFound,
+    ProfileNotEmpty,
     ProviderConfigError,
     ProviderError,
     StoreError,
@@ -60,6 +61,7 @@ STATUS: list[tuple[type[ChatkeepError], int]] = [
     (AttachError, 422),
     (ContextOverflow, 413),
     (ProviderError, 502),
+    (ProfileNotEmpty, 409),
     (StoreError, 503),
     (ChatkeepError, 500),
 ]
@@ -83,6 +85,11 @@ PANEL_ACTIONS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"`chatkeep sessions save[^`]*`"), "Save in the sessions drawer"),
     (re.compile(r"`chatkeep sessions[^`]*`"), "the sessions drawer"),
     (re.compile(r"`chatkeep export[^`]*`"), "Export in the sessions drawer"),
+    (
+        re.compile(r"import into a new --profile, or pass --replace to overwrite this one"),
+        "Import here adds sessions; replacing the whole profile from a backup is done from the "
+        "command line, which writes a backup of this one first",
+    ),
 ]
 
 

@@ -21,6 +21,9 @@ Contract of :func:`render_markdown`:
   page's script copies the block's text); the ``<pre>`` is focusable (``tabindex="0"``) so a
   keyboard user can scroll it. An unknown language is shown escaped, unhighlighted, under its
   given name. Tables sit in a focusable scrolling wrapper.
+* Math — ``$…$``, ``$$…$$``, ``\\(…\\)``, ``\\[…\\]``, never inside code — becomes
+  ``<span class="math">`` holding the escaped TeX, typeset in the page by KaTeX
+  (:mod:`chatkeep.panel.markdown_math`).
 * A leading ``<think>…</think>`` block (reasoning models) becomes a ``<details class="thought">``
   block, itself rendered by the same rules, open unless ``collapse_thoughts``.
 
@@ -34,6 +37,8 @@ import re
 from functools import lru_cache
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from .markdown_math import math_rule, render_math
 
 __all__ = [
     "TIMESTAMP_RE",
@@ -60,6 +65,8 @@ def _parser() -> Any:
     # markdown-it-py's documented hook for link policy: keep only http(s) and mailto targets.
     md.validateLink = lambda url: bool(_SAFE_LINK_RE.match(url.strip()))  # type: ignore[method-assign]
     md.core.ruler.push("chatkeep_timestamps", _timestamp_rule)
+    # TeX kept whole for the page's KaTeX, read before backslash escapes (markdown_math)
+    md.inline.ruler.before("escape", "ck_math", math_rule)
 
     def link_open(self: Any, tokens: list[Any], idx: int, options: Any, env: Any) -> str:
         tokens[idx].attrSet("target", "_blank")
@@ -96,6 +103,7 @@ def _parser() -> Any:
     md.add_render_rule("table_close", table_close)
     md.add_render_rule("link_open", link_open)
     md.add_render_rule("ck_timestamp", timestamp)
+    md.add_render_rule("ck_math", render_math)
     return md
 
 

@@ -118,20 +118,25 @@ class PanelServer:
         return self._server
 
     def warm_up(self) -> threading.Thread:
-        """Render the end of the live history (what the page's first load shows) once in a
-        daemon thread, so the first page load finds the Markdown parser, Pygments and those
-        replies' HTML ready (a fresh process spends ~200 ms on them for 200 entries). Only a speed-up: a failure here shows again, with its
+        """Do the page's first load once in a daemon thread (the image budget pass, the end
+        of the live history rendered, the usage totals), so the first page load finds the
+        Markdown parser, Pygments, those replies' HTML and a history it need not read again
+        ready (a fresh process spends ~200 ms on them for 200 entries). Only a speed-up: a failure here shows again, with its
         error, on the page's own request."""
 
         def run() -> None:
+            from .. import DEFAULT_UNSEEN_BUDGET
             from .markdown import code_block_html
-            from .routes.page import FIRST_TAIL, history_payload
+            from .routes.page import tail_payload
 
             try:
                 code_block_html("x = 1\n", "python")
                 panel = self.app.state.panel
-                entries = panel.store.history.read()
-                history_payload(panel, entries=entries, start=max(0, len(entries) - FIRST_TAIL))
+                # what the first load does: the image budget pass (§5.4), then the tail's views
+                # and the usage totals, which stay known while the history does not change
+                panel.store.bound_unseen_image_bytes(DEFAULT_UNSEEN_BUDGET)
+                panel.store.history.read()
+                tail_payload(panel)
             except Exception:  # the page's own request reports it
                 log.debug("panel warm-up failed", exc_info=True)
 

@@ -67,6 +67,8 @@ class PanelState:
     images: ImageRegistry = field(default_factory=ImageRegistry)
     turns: Turns = field(default_factory=Turns)
     bodies: BodyBudgets = field(default_factory=BodyBudgets)
+    #: ``(history write counter, usage totals)`` of the live history (routes.page.usage_at)
+    usage_memo: tuple[int, list[dict[str, Any]]] | None = None
 
 
 def public_settings(settings: dict[str, Any]) -> dict[str, Any]:

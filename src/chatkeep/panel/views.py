@@ -15,7 +15,7 @@
   video of the conversation (the entry's own ``videoSrc``, else the latest earlier one).
 
 Every view keeps ``index``, ``role`` and the entry flags (``attachId``, ``videoSrc``,
-``imagesSeen``, ``summarized``, ``interrupted``, ``provider``), a reply's ``usage``
+``imagesSeen``, ``summarized``, ``interrupted``, ``unanswered``, ``provider``), a reply's ``usage``
 (``{input, cachedRead, cacheWrite, output}``, SPEC §6.4) when it has one, and what an entry keeps
 beside its text and never sends (``reasoning``, ``toolCalls``, ``toolResult``, ``createdAt``:
 the page shows them folded, as plain text). Rendered replies are
@@ -152,7 +152,8 @@ def history_view(
         # the flags, and what a reply keeps beside its text and never sends (SPEC §14: shown
         # folded, as plain text)
         for key in (
-            *("attachId", "videoSrc", "imagesSeen", "summarized", "interrupted", "provider"),
+            *("attachId", "videoSrc", "imagesSeen", "summarized", "interrupted", "unanswered"),
+            "provider",
             *("reasoning", "toolCalls", "toolResult", "createdAt"),
         ):
             if key in base:

@@ -27,6 +27,7 @@ VIEW_FLAGS = (
     "imagesSeen",
     "summarized",
     "interrupted",
+    "unanswered",
     "provider",
     "usage",
     "createdAt",

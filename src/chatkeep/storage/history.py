@@ -34,6 +34,8 @@ from ..errors import CorruptValue, InvalidValue
 from . import codec
 from .backend import Backend
 from .history_archive import ArchiveRows, _encode_entry
+from .history_tail import HistoryTail
+from .history_versions import EarlierVersions, version_marks
 from .sql import Tx
 
 Entries = list[dict[str, Any]]
@@ -42,13 +44,14 @@ Entries = list[dict[str, Any]]
 class _Snapshot:
     """The live rows' texts joined into one JSON array, at one value of the write counter."""
 
-    __slots__ = ("version", "count", "text", "clean")
+    __slots__ = ("version", "count", "text", "clean", "readable")
 
     def __init__(self, version: int, count: int, text: str, clean: bool) -> None:
         self.version = version
         self.count = count
         self.text = text
         self.clean = clean  # no blob marker or escape to resolve, and every row is readable
+        self.readable = count if clean else -1  # readable rows, once a read has counted them
 
 
 class _Row:
@@ -79,7 +82,7 @@ def _unseen(entry: Any) -> bool:
     return has_image_parts(entry) and entry.get("imagesSeen") is not True
 
 
-class History(ArchiveRows):
+class History(ArchiveRows, HistoryTail, EarlierVersions):
     """``store.history``: the one flat live conversation of a profile."""
 
     def __init__(self, backend: Backend, profile: str) -> None:
@@ -130,8 +133,19 @@ class History(ArchiveRows):
         except CorruptValue:
             values = None
         if not isinstance(values, list) or len(values) != snap.count:
-            return self._load(tx)[2]
-        return [v for v in values if isinstance(v, dict) and _readable(v)]
+            entries = self._load(tx)[2]
+        else:
+            entries = [v for v in values if isinstance(v, dict) and _readable(v)]
+        snap.readable = len(entries)
+        return entries
+
+    def _all_readable(self, version: int) -> int | None:
+        """The row count when this process read the history at ``version`` and every row was
+        readable (so positions are row ranks), else ``None``."""
+        snap = self._cached
+        if snap is None or snap.version != version or snap.readable != snap.count:
+            return None
+        return snap.count
 
     def _snapshot(self, tx: Tx) -> _Snapshot | None:
         """The joined row texts (blob markers unresolved), kept in this process until the
@@ -198,7 +212,8 @@ class History(ArchiveRows):
     def _cut(self, i: int, keep: Entries, check: Callable[[Entries], None] | None) -> Entries:
         """Remove ``entries[i:]`` but ``keep`` (which stay after ``entries[:i]``); the removed
         ones go to the end of the archive as an earlier version of turn ``i`` (each marked
-        ``replacedAt: i``), in one transaction — nothing is destroyed (SPEC §3.5)."""
+        with :func:`~.history_versions.version_marks`: ``replacedAt: i`` and which cut, after
+        which conversation), in one transaction — nothing is destroyed (SPEC §3.5)."""
         with self._b.transaction(self._profile) as tx:
             loaded = self._load(tx)
             entries = loaded[2]
@@ -208,7 +223,8 @@ class History(ArchiveRows):
                 return entries
             gone = [e for e in entries[i:] if not any(e == k for k in keep)]
             if gone:
-                self._archive_in(tx, [{**e, "replacedAt": i} for e in gone])
+                marks = version_marks(entries, i, tx.archive_next_seq())
+                self._archive_in(tx, [{**e, **marks} for e in gone])
             self.replace_in(tx, entries[:i] + keep, loaded)
             return entries[:i] + keep
 
@@ -375,14 +391,29 @@ class History(ArchiveRows):
             count, total = tx.hist_state()
             return self._after_write(tx, count + 1, total + chars)
 
-    def append_at(self, entry: dict[str, Any], version: int) -> int | None:
+    def append_at(
+        self,
+        entry: dict[str, Any],
+        version: int,
+        rewrite: tuple[int, dict[str, Any]] | None = None,
+    ) -> int | None:
         """Append ``entry`` — already validated where it came in (the engine's prepare) — when
         the history is still at write counter ``version`` (:meth:`read_versioned`); returns the
-        counter after the write, or ``None`` with nothing written when the history moved."""
+        counter after the write, or ``None`` with nothing written when the history moved.
+        ``rewrite=(i, changed)``: in the same transaction, entry ``i`` of the history read at
+        ``version`` becomes ``changed`` (its text unchanged: a question marked unanswered)."""
         text, blobs, chars = _encode_entry(entry)
         with self._b.transaction(self._profile) as tx:
             if tx.versions()[1] != version:
                 return None
+            if rewrite is not None:
+                at = tx.rows(
+                    "SELECT pos FROM ck_history WHERE profile=? ORDER BY pos LIMIT 1 OFFSET ?",
+                    (rewrite[0],),
+                )
+                if at:
+                    t2, b2, c2 = _encode_entry(rewrite[1])
+                    tx.hist_update(int(at[0][0]), c2, t2, b2, _unseen(rewrite[1]))
             pos = tx.hist_next_pos()
             tx.hist_insert(pos, chars, text, blobs, _unseen(entry))
             count, total = tx.hist_state()

@@ -43,7 +43,7 @@ from ..constants import (
     SESSIONS_INDEX_KEY,
 )
 from ..entries import has_image_parts, text_length, validate_entries
-from ..errors import InvalidEntry, InvalidValue, StoreError
+from ..errors import InvalidEntry, InvalidValue, ProfileNotEmpty
 from ..limits import check_key, check_value
 from . import codec
 from .backend import Backend
@@ -166,7 +166,7 @@ def clear_for_import(tx: Tx, backend: Backend, profile: str, replace: bool) -> s
     if tx.profile_is_empty():
         return None
     if not replace:
-        raise StoreError(
+        raise ProfileNotEmpty(
             f"profile {profile!r} already holds data; nothing was imported",
             hint="import into a new --profile, or pass --replace to overwrite this one "
             "(a backup export of it is written first)",

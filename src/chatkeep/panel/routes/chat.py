@@ -6,6 +6,7 @@
 | ``POST /api/chat/edit`` | ``{"index", "text"}`` | ``chat.prepare_edit`` → ``run`` |
 | ``POST /api/chat/regenerate`` | ``{}`` (also Retry) | ``chat.prepare_regenerate`` → ``run`` |
 | ``POST /api/chat/stop`` | ``{"turn"?}`` | sets that turn's cancel event (all turns without one) |
+| ``GET /api/versions`` | — | ``store.history.earlier_versions()``: ``{"turns": {"<i>": [[views…], …]}}``, the earlier versions of each live turn that has some, oldest first (read-only) |
 
 The engine runs in a worker thread; its ``on_delta``/``on_notice`` callbacks feed the response
 (``text/event-stream``), whose events are:
@@ -43,6 +44,7 @@ from starlette.routing import Route
 from ..http import BadRequest, error_body, error_status, json_body, ok, panel_words, threaded
 from ..markdown import render_markdown
 from ..state import PanelState
+from .page import history_payload
 
 __all__ = ["RENDER_EVERY", "ROUTES"]
 
@@ -221,7 +223,23 @@ async def stop(request: Request) -> Response:
     return ok({"stopped": panel.turns.stop(turn or None)})
 
 
+async def versions(request: Request) -> Response:
+    panel = _panel(request)
+
+    def run() -> dict[str, Any]:
+        found = panel.store.history.earlier_versions()
+        return {
+            "turns": {
+                str(i): [history_payload(panel, entries=v, first=i) for v in versions]
+                for i, versions in found.items()
+            }
+        }
+
+    return ok(await threaded(run))
+
+
 ROUTES = [
+    Route("/api/versions", versions, methods=["GET"]),
     Route("/api/chat/send", send, methods=["POST"]),
     Route("/api/chat/edit", edit, methods=["POST"]),
     Route("/api/chat/regenerate", regenerate, methods=["POST"]),

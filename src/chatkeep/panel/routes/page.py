@@ -93,17 +93,39 @@ def draft_key(store: Any) -> str:
     return hashlib.sha256(f"{store.url}\0{store.profile}".encode()).hexdigest()[:24]
 
 
-def tail_payload(panel: PanelState, tail: int = FIRST_TAIL) -> dict[str, Any]:
+def usage_at(panel: PanelState, version: int) -> list[dict[str, Any]]:
+    """The usage totals of the live history at write counter ``version``: kept while the
+    history does not change, so opening a long conversation does not read all of it."""
+    memo = panel.usage_memo
+    if memo is not None and memo[0] == version:
+        return memo[1]
+    history = panel.store.history
+    before = history.write_count()  # a write after it moves the counter: the memo never matches
+    totals = usage_totals(history.read())
+    panel.usage_memo = (before, totals)
+    return totals
+
+
+def tail_payload(
+    panel: PanelState, tail: int = FIRST_TAIL, settings: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """``{"history", "start", "length", "usage"}``: the views of the last ``tail`` live
     entries, where they start, the history's length and its usage totals — what the page
-    needs to show a new history (it fetches earlier entries as they scroll into view)."""
-    entries = panel.store.history.read()
-    start = max(0, len(entries) - tail)
+    needs to show a new history (it fetches earlier entries as they scroll into view). Reads
+    only those entries (``history.tail_window``) unless a reply among them needs the video of
+    an earlier entry for its ``[mm:ss]`` pills."""
+    window = panel.store.history.tail_window(tail)
+    start, entries = window.start, window.entries
+    if start and _needs_video_context(entries):
+        entries, start = panel.store.history.read(), 0
+        views = history_payload(panel, settings, start=window.start, entries=entries)
+    else:
+        views = history_payload(panel, settings, entries=entries, first=window.start)
     return {
-        "history": history_payload(panel, start=start, entries=entries),
-        "start": start,
-        "length": len(entries),
-        "usage": usage_totals(entries),
+        "history": views,
+        "start": window.start,
+        "length": window.length,
+        "usage": usage_at(panel, window.version),
     }
 
 
@@ -151,14 +173,19 @@ async def state(request: Request) -> Response:
         began = time.perf_counter()
         panel.store.bound_unseen_image_bytes(DEFAULT_UNSEEN_BUDGET)
         settings = panel.store.get_all()
-        entries = panel.store.history.read()
-        start = 0 if tail is None else max(0, len(entries) - tail)
+        if tail is None:
+            entries = panel.store.history.read()
+            shown = {
+                "history": history_payload(panel, settings, entries=entries),
+                "start": 0,
+                "length": len(entries),
+                "usage": usage_totals(entries),
+            }
+        else:  # the last `tail` entries: only their rows are read (see tail_payload)
+            shown = tail_payload(panel, tail, settings)
         payload = {
             "settings": public_settings(settings),
-            "history": history_payload(panel, settings, start=start, entries=entries),
-            "start": start,
-            "length": len(entries),
-            "usage": usage_totals(entries),
+            **shown,
             "archived": panel.store.history.archived_count(),
             "version": __version__,
             "draftKey": draft_key(panel.store),
@@ -178,8 +205,14 @@ async def history(request: Request) -> Response:
     tail = int_param(request, "tail", None)
 
     def run() -> dict[str, Any]:
+        if tail is not None:  # only the last `tail` entries are read (see tail_payload)
+            return {
+                **tail_payload(panel, tail),
+                "archived": panel.store.history.archived_count(),
+                "session": current_session(panel),
+            }
         entries = panel.store.history.read()
-        start_at = min(start, len(entries)) if tail is None else max(0, len(entries) - tail)
+        start_at = min(start, len(entries))
         # the entries before `start_at` are read for the video context of [mm:ss] pills only
         upto = entries if end is None else entries[: max(end, start_at)]
         return {

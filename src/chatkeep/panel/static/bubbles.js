@@ -4,6 +4,7 @@
 // `hooks`, filled in by conversation.js.
 
 import { el, imageUrl, isHttpUrl, openModal, showError } from "./api.js";
+import { renderMath } from "./math.js";
 
 export const hooks = {
   providers: () => ({}),
@@ -231,7 +232,17 @@ export function userBubble(view, { readOnly = false, unanswered = false } = {}) 
         : null,
     ),
   );
-  if (unanswered) {
+  if (view.unanswered) {
+    // A question a failed send left behind when a different one was asked (SPEC §3.5): it is
+    // kept and shown, and no request sends it.
+    bubble.classList.add("left-out");
+    bubble.append(
+      el("p", {
+        className: "left-out-note meta",
+        text: "Not answered — this question failed and is left out of what the model sees. Edit to ask it again.",
+      }),
+    );
+  } else if (unanswered) {
     const f = hooks.failure();
     bubble.classList.add("failed");
     bubble.append(
@@ -294,6 +305,7 @@ function keptAside(view) {
 export function assistantBubble(view, { isLast = false, readOnly = false, cutOff = false, stopped = false } = {}) {
   const body = el("div", { className: "md" });
   body.innerHTML = view.html || ""; // server-sanitized Markdown (markdown-it-py, html off)
+  renderMath(body);
   const meta = [];
   if (view.provider) meta.push([view.provider.name, view.provider.model].filter(Boolean).join(" · "));
   // An interrupted reply is incomplete: "stopped" when the user stopped it on this page, "cut

@@ -216,6 +216,39 @@ async function attachVideo() {
   }
 }
 
+// Files dropped anywhere on the window are attached: images go with the next message, other
+// files become attachment chips. While files are dragged over the page an outline says so; a
+// drop on an open dialog (Settings, the drawer) does nothing.
+function setupDropZone() {
+  let depth = 0;
+  const hasFiles = (e) => [...(e.dataTransfer?.types || [])].includes("Files");
+  const done = () => {
+    depth = 0;
+    document.body.classList.remove("dropping");
+  };
+  document.addEventListener("dragenter", (e) => {
+    if (!hasFiles(e)) return;
+    depth += 1;
+    document.body.classList.add("dropping");
+  });
+  document.addEventListener("dragleave", (e) => {
+    if (!hasFiles(e)) return;
+    depth = Math.max(0, depth - 1);
+    if (!depth) done();
+  });
+  document.addEventListener("dragover", (e) => hasFiles(e) && e.preventDefault());
+  document.addEventListener("drop", (e) => {
+    if (!hasFiles(e)) return;
+    e.preventDefault();
+    done();
+    if (document.querySelector("dialog[open]")) return;
+    const files = [...e.dataTransfer.files];
+    addImages(files.filter((f) => f.type.startsWith("image/")));
+    files.filter((f) => !f.type.startsWith("image/")).forEach(attachFile);
+    document.getElementById("message").focus({ preventScroll: true });
+  });
+}
+
 export function setupComposer() {
   const box = document.getElementById("message");
   box.addEventListener("input", grow);
@@ -244,14 +277,7 @@ export function setupComposer() {
       addImages(files);
     }
   });
-  const composer = document.getElementById("composer");
-  composer.addEventListener("dragover", (e) => e.preventDefault());
-  composer.addEventListener("drop", (e) => {
-    e.preventDefault();
-    const files = [...(e.dataTransfer?.files || [])];
-    addImages(files.filter((f) => f.type.startsWith("image/")));
-    files.filter((f) => !f.type.startsWith("image/")).forEach(attachFile);
-  });
+  setupDropZone();
   document.getElementById("attach-url-btn").addEventListener("click", attachUrl);
   document.getElementById("attach-url").addEventListener("keydown", (e) => {
     if (e.key === "Enter") {

@@ -21,7 +21,9 @@ import {
   renderUsageTotals as showUsageTotals,
   userBubble,
 } from "./bubbles.js";
+import { renderMath } from "./math.js";
 import { parseEvents, showStats } from "./stream.js";
+import { loadVersions, versionSwitcher } from "./versions.js";
 import { WindowedList } from "./window.js";
 
 export const TAIL = 60; // entries of the first load
@@ -50,6 +52,8 @@ const NEAR_BOTTOM_PX = 48;
 export function setSettings(settings) {
   state.settings = settings || {};
   renderUsageTotals();
+  // a reply's cost comes from its provider card's prices: the drawn replies follow them
+  if (win && state.views.length) win.refreshAll();
 }
 
 export function isBusy() {
@@ -174,7 +178,8 @@ function lastMessageIndex() {
 
 function unansweredQuestion() {
   const k = lastMessageIndex();
-  return k >= 0 && state.views[k].role === "user" ? state.views[k] : null;
+  const v = k >= 0 ? state.views[k] : null;
+  return v && v.role === "user" && !v.unanswered ? v : null;
 }
 
 // A failed turn whose stream dropped after some text: the engine keeps that text as an
@@ -197,7 +202,10 @@ function nodeFor(view, { readOnly = false } = {}) {
   const last = !readOnly && view === state.views[lastMessageIndex()];
   const cut = readOnly ? null : cutOffQuestion();
   if (view.role === "user") {
-    return userBubble(view, { readOnly, unanswered: (last && !state.busy) || view === cut });
+    const bubble = userBubble(view, { readOnly, unanswered: (last && !state.busy) || view === cut });
+    const versions = readOnly ? null : versionSwitcher(view.index);
+    if (versions) bubble.querySelector(".actions")?.prepend(versions);
+    return bubble;
   }
   return assistantBubble(view, {
     isLast: last,
@@ -217,7 +225,7 @@ function emptyNote() {
 // view's index) to the end; `length` (default: start + views) is its number of entries, `usage`
 // the server's usage totals (default: computed from `views` when they are all of them, else
 // the totals shown so far — an attachment or its undo changes no usage).
-export function renderHistory(views, { archived, start, length, usage } = {}) {
+export function renderHistory(views, { archived, start, length, usage, versions = true } = {}) {
   views = views || [];
   const first = start ?? (views.length ? views[0].index : 0);
   state.views = new Array(length ?? first + views.length);
@@ -232,6 +240,7 @@ export function renderHistory(views, { archived, start, length, usage } = {}) {
   if (!state.views.length) box.append(emptyNote());
   renderUsageTotals();
   scrollToEnd();
+  if (versions) refreshVersions(); // a new history: which turns have earlier versions
 }
 
 // Replace the nodes from index `start` on with `views` (the server's views of entries[start:]).
@@ -270,6 +279,13 @@ async function refreshFrom(start) {
   }
   setSession(data.session);
   followIfStuck();
+  refreshVersions(); // an edit or regenerate adds an earlier version (not awaited)
+}
+
+// Ask which turns have earlier versions, then redraw those questions' switchers.
+export async function refreshVersions() {
+  const changed = await loadVersions();
+  for (const i of changed) if (i < state.views.length && state.views[i]) list().refresh(i);
 }
 
 function showTail(data) {
@@ -527,6 +543,7 @@ export async function streamTurn(path, body, { echo = null, from = null, keep = 
           const stick = state.stick;
           md.classList.remove("pending");
           md.innerHTML = data.html; // server-sanitized Markdown
+          renderMath(md);
           partial = data.chars > 0;
           if (stick) scrollToEnd();
         } else if (event === "notice") {

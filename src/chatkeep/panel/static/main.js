@@ -3,10 +3,11 @@
 
 import { el, readJson, showError, TOKEN, api } from "./api.js";
 import { restoreDraft, setShortcut, setupComposer } from "./composer.js";
-import { TAIL, renderHistory, setSession, setSettings, setupScrolling } from "./conversation.js";
+import { TAIL, refreshVersions, renderHistory, setSession, setSettings, setupScrolling } from "./conversation.js";
 import { newSession, setupDrawer } from "./drawer.js";
 import { setupMessageSearch } from "./search.js";
 import { applyPanelOptions, renderModelPicker, setupSettings } from "./settings.js";
+import { setupTransfer } from "./transfer.js";
 
 // The first load started in <head> (first-load.js), before the modules arrived; it brings the
 // end of the history only: earlier entries are fetched as they scroll into view.
@@ -22,6 +23,17 @@ async function firstLoad() {
 }
 
 const firstState = TOKEN ? firstLoad() : null;
+
+async function firstSession() {
+  let res = null;
+  try {
+    res = await window.chatkeepFirstSession;
+  } catch {
+    res = null;
+  }
+  if (!res || !res.ok) return api("GET", "/api/sessions/current");
+  return readJson(res);
+}
 
 function apply(settings) {
   setSettings(settings);
@@ -40,6 +52,7 @@ async function boot() {
   setupScrolling();
   setupComposer();
   setupDrawer();
+  setupTransfer();
   setupMessageSearch();
   setupSettings(apply);
   document.getElementById("new-session").addEventListener("click", newSession);
@@ -54,14 +67,15 @@ async function boot() {
     performance.mark("chatkeep-state");
     applyPanelOptions(state.settings);
     const { archived, start, length, usage } = state;
-    renderHistory(state.history, { archived, start, length, usage });
+    renderHistory(state.history, { archived, start, length, usage, versions: false });
     restoreDraft(state.draftKey);
     document.getElementById("message").focus({ preventScroll: true });
     performance.mark("chatkeep-rendered");
-    // The session's name is not part of the first load (SPEC §9): it follows right after.
-    setSession((await api("GET", "/api/sessions/current")).current);
+    // The session's name is not part of the first load (SPEC §9): asked beside it.
+    setSession((await firstSession()).current);
     document.body.dataset.ready = "1";
     performance.mark("chatkeep-ready");
+    refreshVersions(); // earlier versions of edited turns: an extra, after the page is usable
   } catch (err) {
     showError(err);
   }

@@ -39,6 +39,18 @@ function cardForm(name, card, isNew) {
   const temperature = input("number", card.temperature, { className: "p-temperature", min: 0, max: 2, step: 0.1 });
   const maxTokens = input("number", card.maxTokens, { className: "p-maxTokens", min: 1 });
   const stream = input("checkbox", card.stream !== false, { className: "p-stream" });
+  // The card's prices (per million tokens, the library's price data for its usage and cost):
+  // input and output together, cached reads and cache writes optional.
+  const prices = card.prices && typeof card.prices === "object" ? card.prices : {};
+  const price = (key) => input("number", prices[key], { className: `p-price-${key}`, min: 0, step: "any", placeholder: key === "input" || key === "output" ? "" : "as input" });
+  const priceInputs = { input: price("input"), cachedRead: price("cachedRead"), cacheWrite: price("cacheWrite"), output: price("output") };
+  const priceBox = el(
+    "fieldset",
+    { className: "prices" },
+    el("legend", { text: "Prices per million tokens" }),
+    el("div", { className: "grid" }, field("Input", priceInputs.input), field("Cached read", priceInputs.cachedRead),
+      field("Cache write", priceInputs.cacheWrite), field("Output", priceInputs.output)),
+  );
   const form = el(
     "fieldset",
     { className: "provider-card" },
@@ -47,6 +59,7 @@ function cardForm(name, card, isNew) {
       field("Model", model), field("API key env", keyEnv), field("API key", key),
       field("Temperature", temperature), field("Max tokens", maxTokens),
       el("label", { className: "check" }, stream, " stream")),
+    priceBox,
   );
   form.dataset.dirty = isNew ? "1" : "";
   form.addEventListener("input", () => (form.dataset.dirty = "1"));
@@ -57,7 +70,8 @@ function cardForm(name, card, isNew) {
     if (key.value) body.apiKey = key.value;
     if (temperature.value !== "") body.temperature = Number(temperature.value);
     if (maxTokens.value !== "") body.maxTokens = Number(maxTokens.value);
-    if (card.prices) body.prices = card.prices;
+    const set = Object.entries(priceInputs).filter(([, box]) => box.value !== "");
+    if (set.length) body.prices = Object.fromEntries(set.map(([k, box]) => [k, Number(box.value)]));
     return { name: cardName, body, isNew };
   };
   const remove = async () => {
@@ -124,7 +138,8 @@ function settingsError(err, form = null) {
   let anchor = null;
   if (form) {
     const key = fieldNamed(message, CARD_FIELDS) || (form.querySelector(".p-name").value.trim() ? "baseUrl" : "name");
-    target = form.querySelector(`.p-${key}`) || form.querySelector(".p-name");
+    const price = /\bprices\.(input|cachedRead|cacheWrite|output)\b/.exec(message);
+    target = (price && form.querySelector(`.p-price-${price[1]}`)) || form.querySelector(`.p-${key}`) || form.querySelector(".p-name");
     anchor = form.querySelector("legend");
   } else {
     const key = fieldNamed(message, SETTING_FIELDS);

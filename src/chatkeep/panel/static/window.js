@@ -110,6 +110,12 @@ export class WindowedList {
     if (old.isConnected) old.replaceWith(node);
   }
 
+  // Every item is drawn anew when shown (what they show depends on changed settings).
+  refreshAll() {
+    this.cache.clear();
+    for (let i = this.lo; i < this.hi; i++) this.refresh(i);
+  }
+
   // The drawn node of item i, or null when it is off screen.
   node(i) {
     return i >= this.lo && i < this.hi ? this.drawn[i - this.lo] : null;

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ...entries import ROLES, Entry, validate_entry
+from ...entries import ROLES, Entry, validate_entry, without_unanswered
 from ...errors import InvalidEntry, ProviderConfigError
 from ...limits import ENTRY_MAX_DEPTH, check_text, problem
 from ..cache import choose_ttl, plan_cache
@@ -114,7 +114,9 @@ def request_entries(
     The history goes through ``steps`` (``TURN_STEPS`` when the server holds the transcript),
     the new turn through ``TURN_STEPS``, then both together through the style's request steps
     (resize, per-request cap); ``steps=()`` skips those too (the verbatim baseline). The count
-    is the number of images the cap sent as labels."""
+    is the number of images the cap sent as labels. Questions marked ``unanswered`` (left
+    behind by a failed send, SPEC §3.5) are left out on every path."""
+    history = without_unanswered(history)
     sent = run_steps(history, TURN_STEPS if server_transcript else steps)
     whole = [*sent, run_steps([user_entry], TURN_STEPS)[0]]
     held = 0
@@ -151,8 +153,8 @@ def build_request(
     after the history ``steps`` (default :data:`HISTORY_STEPS`: age stale attachments, prepare
     for the model, sendable image types; the new turn always goes through :data:`TURN_STEPS`)
     and the style's request steps (images resized and capped per request, see
-    :func:`request_entries`); ``steps=()`` resends the stored history verbatim, the naive
-    baseline of request accounting. ``WireRequest.held_back`` counts the images the cap sent
+    :func:`request_entries`); ``steps=()`` resends the stored history verbatim (but for questions
+    marked ``unanswered``, which no request sends), the naive baseline of request accounting. ``WireRequest.held_back`` counts the images the cap sent
     as labels.
 
     ``anthropic`` requests built with the standard steps get planned cache marks
@@ -177,6 +179,9 @@ def build_request(
     ``checked=True`` (the engine, whose history was validated when stored and whose new entry
     was validated where it came in) skips walking the entries again."""
     _check_inputs(style, history, user_entry, system_prompt, model, base_url, checked)
+    # a question a failed send left unanswered is never sent (SPEC §3.5); the cache plan and
+    # the builders see the history without it, so their positions agree
+    history = without_unanswered(history)
     builder = BUILDERS.get(style)
     if builder is None:
         raise ProviderConfigError(
