@@ -185,8 +185,8 @@ def test_index_stored_before_rows_is_converted(spec) -> None:
 
 
 def test_seen_stamp_on_stored_rows_equals_the_rule(spec) -> None:
-    """stamp_seen() (stored rows, pixels untouched) leaves exactly what modify_unseen with the
-    stamp rule leaves: same entries read back, same rows and blobs stored."""
+    """stamp_seen() (stored rows, pixels untouched) leaves exactly what the stamp rule applied
+    to the decoded history leaves: same entries read back, same rows and blobs stored."""
     from chatkeep.rules.images import stamp_images_seen
 
     url = png_data_url(30, 20, noise=True)
@@ -203,11 +203,12 @@ def test_seen_stamp_on_stored_rows_equals_the_rule(spec) -> None:
         with chatkeep.open(spec.url, profile=f"{spec.profile}_{k}") as s:
             for e in entries:
                 s.history.append(e)
-            counts.append(
-                s.history.modify_unseen(stamp_images_seen)
-                if how == "rule"
-                else s.history.stamp_seen()
-            )
+            if how == "rule":
+                before = s.history.read()
+                s.history.mutate(stamp_images_seen)
+                counts.append(sum(a != b for a, b in zip(before, s.history.read(), strict=True)))
+            else:
+                counts.append(s.history.stamp_seen())
             reads.append(s.history.read())
             counts.append(s.history.stamp_seen())  # nothing left to stamp
             dumps.append(

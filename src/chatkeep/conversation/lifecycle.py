@@ -2,7 +2,7 @@
 
 Both operations run a pure rule from :mod:`chatkeep.rules.images` in one locked
 read–modify–write: the seen stamp over the live entries that still hold unseen images
-(``profile.history.modify_unseen``, just those rows), the image budget over the whole live
+(``profile.history.stamp_seen``, just those rows, pixels untouched), the image budget over the whole live
 window (``profile.history.mutate``), because seen images count in it too (§5.4). An entry
 whose images become thumbnails is kept whole first (``attachOriginal_<id>``, same transaction):
 no pixel the user gave is destroyed.

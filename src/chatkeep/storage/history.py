@@ -11,8 +11,7 @@ Writes are differential: a mutation rewrites only the rows after the longest unc
 and :meth:`History.append` inserts one row without reading the history at all.
 
 Each live row carries an ``unseen`` flag (the entry has image parts and no ``imagesSeen:
-true``), so :meth:`History.modify_unseen` — the seen stamp and the unseen-image budget — reads
-and rewrites only those rows: its cost follows the entries it changes, not the history length.
+true``), so :meth:`History.stamp_seen` — the seen stamp — reads and rewrites only those rows: its cost follows the entries it changes, not the history length.
 :meth:`History.read` fetches every row's text joined into one value and parses it once.
 """
 
@@ -315,53 +314,12 @@ class History(ArchiveRows, HistoryTail, EarlierVersions):
             self.replace_in(tx, result, loaded)
             return self.entries_in(tx)
 
-    def modify_unseen(self, fn: Callable[[Entries], Entries | None]) -> int:
-        """Run ``fn(unseen)`` under the history lock, where ``unseen`` holds the live entries
-        with image parts and no ``imagesSeen: true``, oldest first. ``fn`` returns a list of
-        the same length (an unchanged entry as the same object) or ``None`` for no change.
-        Only the changed entries' rows are validated and rewritten, in place; the rest of the
-        history is neither read nor written. Returns the number of entries rewritten."""
-        with self._b.transaction(self._profile) as tx:
-            rows = tx.hist_unseen_rows()
-            values = codec.decode_many([t for _p, _c, t in rows], tx.fetch_urls)
-            found: list[tuple[int, int, dict[str, Any]]] = []
-            cleared: list[int] = []
-            for (pos, chars, _t), value in zip(rows, values, strict=True):
-                if isinstance(value, dict) and _readable(value) and _unseen(value):
-                    found.append((pos, chars, value))
-                elif not isinstance(value, CorruptValue):
-                    cleared.append(pos)  # flagged by default before the flag existed
-            if cleared:
-                tx.hist_clear_unseen(cleared)
-            entries = [v for _p, _c, v in found]
-            result = fn(entries) if entries else None
-            if result is None:
-                return 0
-            if len(result) != len(entries):
-                raise InvalidValue("modify_unseen: the mutator must return one entry per entry")
-            changed = [
-                (pos, chars, new)
-                for (pos, chars, old), new in zip(found, result, strict=True)
-                if new is not old
-            ]
-            for _p, _c, new in changed:
-                validate_entry(new)
-            delta = 0
-            for pos, old_chars, new in changed:
-                text, blobs, chars = _encode_entry(new)
-                tx.hist_update(pos, chars, text, blobs, _unseen(new))
-                delta += chars - old_chars
-            if delta:
-                count, total = tx.hist_state()
-                self._after_write(tx, count, total + delta)
-            return len(changed)
-
     def stamp_seen(self) -> int:
         """The seen stamp (SPEC §5.1) on the stored rows themselves: ``imagesSeen: true`` is
         added to every live entry flagged unseen, and its image bytes stay in their blobs —
         nothing is resolved, re-encoded or hashed again, so the cost is that of the rows'
         JSON text, never of their pixels. Gives what
-        ``modify_unseen(rules.images.stamp_images_seen)`` gives; returns the entries stamped."""
+        ``rules.images.stamp_images_seen`` gives; returns the entries stamped."""
         with self._b.transaction(self._profile) as tx:
             stamped: list[tuple[int, int, str]] = []
             cleared: list[int] = []
