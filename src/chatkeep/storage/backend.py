@@ -43,6 +43,7 @@ class Backend(ABC):
     search_rows = False
     search_fts = False
     search_vectors = False
+    search_tail = False
 
     #: The live history's row count and texts, ordered by position, joined with "," in one
     #: value (the ordered subquery gives the order; SQLite does not flatten it).
@@ -71,6 +72,11 @@ class Backend(ABC):
     def top_matches(self, needle: str, profile: str, want: int) -> list[tuple[int, str]] | None:
         """(ord, text) of the first ``want`` rows matching ``needle`` in the drawer's order,
         or ``None`` where :attr:`ordered_rids` cannot answer."""
+        return None
+
+    def search_rows_added(self) -> None:
+        """At the end of a write transaction that wrote message-search rows: index what the
+        text index is to take from them (SQLite: :mod:`.search_tail`). Nothing elsewhere."""
         return None
 
     def reuse_search_plans(self) -> None:
@@ -182,6 +188,8 @@ class Backend(ABC):
             try:
                 if tx.search_written:
                     self.tidy_search()
+                if tx.search_added:
+                    self.search_rows_added()
                 self._commit()
             except BaseException as exc:
                 try:

@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .search_tail import tail_rows
+from .search_text import holds_all
 from .sql import Tx
 
 #: Columns of a candidate row.
@@ -43,6 +45,12 @@ def candidates(tx: Tx, found: list[str], places: list[str], window: int) -> list
         )
         params: tuple[Any, ...] = (tx.profile, *places, *map(_like, found), window)
     elif b.search_fts and long:
+        tail: list[Any] = []
+        if b.search_tail:  # rows FTS5 does not hold yet: read directly, newest first
+            tail = [r for r in tail_rows(tx, COLUMNS, places) if holds_all(r[7], found)]
+            tail = tail[:window]
+            if len(tail) >= window:
+                return [_candidate(r) for r in tail]
         extra = "".join(" AND s.body LIKE ? ESCAPE '\\'" for _ in short)
         sql = (
             f"SELECT {COLUMNS} FROM ck_search_fts f CROSS JOIN ck_search s ON s.rid = f.rowid"
@@ -50,7 +58,8 @@ def candidates(tx: Tx, found: list[str], places: list[str], window: int) -> list
             " ORDER BY f.rowid DESC LIMIT ?"
         )
         match = " AND ".join(_phrase(t) for t in long)
-        params = (match, tx.profile, *places, *map(_like, short), window)
+        params = (match, tx.profile, *places, *map(_like, short), window - len(tail))
+        return [_candidate(r) for r in tail] + [_candidate(r) for r in b.query(sql, params)]
     else:  # short terms only, or no trigram index: a scan, newest first
         cond = " AND ".join("instr(lower(s.body), ?) > 0" for _ in found)
         sql = (
@@ -58,10 +67,11 @@ def candidates(tx: Tx, found: list[str], places: list[str], window: int) -> list
             f" AND {cond} ORDER BY s.rid DESC LIMIT ?"
         )
         params = (tx.profile, *places, *(t.lower() for t in found), window)
-    return [
-        (int(r[0]), r[1], r[2], int(r[3]), int(r[4]), r[5], r[6], r[7])
-        for r in b.query(sql, params)
-    ]
+    return [_candidate(r) for r in b.query(sql, params)]
+
+
+def _candidate(r: Any) -> Candidate:
+    return (int(r[0]), r[1], r[2], int(r[3]), int(r[4]), r[5], r[6], r[7])
 
 
 def rows_by_rid(tx: Tx, rids: list[int]) -> list[Candidate]:

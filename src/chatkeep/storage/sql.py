@@ -39,7 +39,7 @@ from . import codec, history_rows, index_rows
 from .codec import Blob
 from .history_rows import HistoryRows
 from .index_rows import ROWS_MARK, IndexRows, row_columns
-from .search_index import SearchRows
+from .search_index import NOT_GIVEN, SearchRows
 
 
 class Migration:
@@ -149,6 +149,7 @@ class Tx(HistoryRows, IndexRows, SearchRows):
         self.write = False  # set by the backend: whether this is a write transaction
         #: whether a session row or digest was written (the search indexes want tidying)
         self.search_written = False
+        self.search_added = False
 
     # -- raw access -------------------------------------------------------------------------
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -363,7 +364,9 @@ class Tx(HistoryRows, IndexRows, SearchRows):
             return (-time.monotonic_ns(),) * 2  # a value no cache holds: every cache reads again
         return (int(r[0][0]), int(r[0][1])) if r else (0, 0)
 
-    def _kv_write(self, key: str, text: str, blobs: dict[str, Blob]) -> None:
+    def _kv_write(
+        self, key: str, text: str, blobs: dict[str, Blob], value: Any = NOT_GIVEN
+    ) -> None:
         self.bump("kv")
         self.put_blobs(blobs)
         self.run(
@@ -375,7 +378,7 @@ class Tx(HistoryRows, IndexRows, SearchRows):
         old = self.drop_refs([owner])
         self.add_refs(owner, blobs)
         self.gc(old - set(blobs))
-        self.search_key_written(key, text, blobs)
+        self.search_key_written(key, text, blobs, value)
 
     def kv_put(self, key: str, value: Any, *, checked: bool = False) -> None:
         """Write ``value`` under ``key``; ``checked``: the caller has checked its limits (a
@@ -384,7 +387,7 @@ class Tx(HistoryRows, IndexRows, SearchRows):
             self._put_index(value)
             return
         text, blobs = codec.encode(value, codec.text_blobs_for(key), checked=checked)
-        self._kv_write(key, text, blobs)
+        self._kv_write(key, text, blobs, value)
 
     def kv_delete(self, keys: Sequence[str]) -> None:
         if not keys:

@@ -15,6 +15,8 @@ from .backend import Backend
 from .search_schema import BACKFILL as SEARCH_BACKFILL
 from .search_schema import FTS_STATEMENTS, SQLITE_ROWS, SQLITE_TRGM, SQLITE_VECTORS, search_ready
 from .search_schema import OPTIONAL as SEARCH_OPTIONAL
+from .search_tail import SQLITE_FTS_TAIL, flush, set_mark
+from .search_tail import STATEMENTS as TAIL_STATEMENTS
 from .sql import Migration
 from .sqlite_order import (
     DIGEST_INSERT,
@@ -276,7 +278,7 @@ class SQLiteBackend(Backend):
         return (
             *super().migrations(),
             *(SESSION_FTS, SESSION_TEXT, SESSION_NAMES, SESSION_ORDER),
-            *(SQLITE_ROWS, SQLITE_TRGM, SEARCH_BACKFILL, SQLITE_VECTORS),
+            *(SQLITE_ROWS, SQLITE_TRGM, SEARCH_BACKFILL, SQLITE_VECTORS, SQLITE_FTS_TAIL),
         )
 
     def rebuilt_by(self, migration: Migration) -> tuple[str, ...]:
@@ -285,7 +287,10 @@ class SQLiteBackend(Backend):
             SESSION_TEXT.name: _TEXT_TABLE,
             SESSION_NAMES.name: _NAME_TABLE,
             SESSION_ORDER.name: TRIGGERS,
-            SQLITE_TRGM.name: FTS_STATEMENTS,
+            SQLITE_TRGM.name: FTS_STATEMENTS[:1]
+            if SQLITE_FTS_TAIL.name in self.applied_migrations()
+            else FTS_STATEMENTS,
+            SQLITE_FTS_TAIL.name: TAIL_STATEMENTS,
         }.get(migration.name, ())
 
     def after_rebuild(self) -> None:
@@ -305,6 +310,8 @@ class SQLiteBackend(Backend):
             )
         if "ck_search_fts" in have:
             self.execute("INSERT INTO ck_search_fts (ck_search_fts) VALUES ('rebuild')")
+            if "ck_search_mark" in have:
+                set_mark(self)  # it holds every row now
         if SESSION_ORDER.name in self.applied_migrations():
             _order_rids(self)  # renumbers into buckets and rebuilds both indexes
             return
@@ -362,6 +369,10 @@ class SQLiteBackend(Backend):
 
     def digest_rids(self, orders: list[tuple[int, int]]) -> list[int] | None:
         return free_rids(self, orders) if self.ordered_rids else None
+
+    def search_rows_added(self) -> None:
+        if self.search_tail:
+            flush(self)
 
     def tidy_search(self) -> None:
         merge_trigram_tables(self)
