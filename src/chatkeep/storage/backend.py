@@ -79,6 +79,11 @@ class Backend(ABC):
         text index is to take from them (SQLite: :mod:`.search_tail`). Nothing elsewhere."""
         return None
 
+    def plan_each_search(self) -> None:
+        """Inside a message search's transaction, before its statements: plan each one for
+        its own parameters (PostgreSQL). Nothing to do elsewhere."""
+        return None
+
     def reuse_search_plans(self) -> None:
         """Inside a drawer search's transaction, before its statements: let the server reuse
         one plan per statement instead of planning it for every call (PostgreSQL). Nothing

@@ -38,6 +38,7 @@ def candidates(tx: Tx, found: list[str], places: list[str], window: int) -> list
     long = [t for t in found if len(t) >= 3]
     short = [t for t in found if len(t) < 3]
     if b.dialect == "postgresql":
+        b.plan_each_search()  # a plan for these very terms (rare or common), not any terms
         cond = " AND ".join("s.body ILIKE ?" for _ in found)
         sql = (
             f"SELECT {COLUMNS} FROM ck_search s WHERE s.profile=? AND s.place IN ({marks})"
@@ -75,16 +76,19 @@ def _candidate(r: Any) -> Candidate:
 
 
 def rows_by_rid(tx: Tx, rids: list[int]) -> list[Candidate]:
-    """The index rows of ``rids`` (a semantic search's chunks) that are still there."""
+    """The index rows of ``rids`` (a semantic search's chunks) that are still there, looked
+    up by ``rid`` alone (the profile is checked on the rows found: a condition on it could
+    make the database read the profile's rows instead)."""
     out: list[Candidate] = []
     for chunk in tx.chunks(rids):
         out += [
-            (int(r[0]), r[1], r[2], int(r[3]), int(r[4]), r[5], r[6], r[7])
+            _candidate(r[1:])
             for r in tx._b.query(
-                f"SELECT {COLUMNS} FROM ck_search s WHERE s.profile=?"
-                f" AND s.rid IN ({tx.marks(len(chunk))})",
-                (tx.profile, *chunk),
+                f"SELECT s.profile, {COLUMNS} FROM ck_search s"
+                f" WHERE s.rid IN ({tx.marks(len(chunk))})",
+                chunk,
             )
+            if r[0] == tx.profile
         ]
     return out
 

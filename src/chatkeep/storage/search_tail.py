@@ -92,10 +92,13 @@ def flush(backend: Any, *, least: int = FLUSH_ROWS) -> int:
 
 
 def tail_rows(tx: Any, columns: str, places: list[str]) -> list[tuple[Any, ...]]:
-    """The profile's rows of ``places`` that FTS5 does not hold yet, newest first."""
+    """The profile's rows of ``places`` that FTS5 does not hold yet, newest first (read by
+    rowid from the mark: ``+s.profile`` keeps SQLite off the profile's whole index)."""
+    found = tx._b.query("SELECT upto FROM ck_search_mark WHERE one = 1")
+    upto = int(found[0][0]) if found else 0
     marks = ",".join("?" * len(places))
     return tx._b.query(  # type: ignore[no-any-return]
-        f"SELECT {columns} FROM ck_search s WHERE s.rid > coalesce((SELECT upto FROM"
-        f" ck_search_mark WHERE one = 1), 0) AND s.profile=? AND s.place IN ({marks}) ORDER BY s.rid DESC",
-        (tx.profile, *places),
+        f"SELECT {columns} FROM ck_search s WHERE s.rid > ? AND +s.profile=?"
+        f" AND +s.place IN ({marks}) ORDER BY s.rid DESC",
+        (upto, tx.profile, *places),
     )
