@@ -74,9 +74,10 @@ class Backend(ABC):
         or ``None`` where :attr:`ordered_rids` cannot answer."""
         return None
 
-    def search_rows_added(self) -> None:
-        """At the end of a write transaction that wrote message-search rows: index what the
-        text index is to take from them (SQLite: :mod:`.search_tail`). Nothing elsewhere."""
+    def search_rows_added(self, n: int) -> None:
+        """At the end of a write transaction that wrote ``n`` message-search rows: index what
+        the text index is to take from them (SQLite: :mod:`.search_tail`). Nothing
+        elsewhere."""
         return None
 
     def plan_each_search(self) -> None:
@@ -194,7 +195,7 @@ class Backend(ABC):
                 if tx.search_written:
                     self.tidy_search()
                 if tx.search_added:
-                    self.search_rows_added()
+                    self.search_rows_added(tx.search_added)
                 self._commit()
             except BaseException as exc:
                 try:

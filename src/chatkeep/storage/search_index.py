@@ -56,8 +56,8 @@ class SearchRows:
 
     profile: str
     _b: Any
-    #: whether this transaction wrote search rows (SQLite puts them into FTS5 at its end)
-    search_added: bool
+    #: search rows this transaction wrote (SQLite puts them into FTS5 at its end)
+    search_added: int
 
     if TYPE_CHECKING:
 
@@ -109,7 +109,7 @@ class SearchRows:
             chunk = rows[k : k + _ROWS_PER_STATEMENT]
             self._b.execute(_INSERT + ",".join([_ROW] * len(chunk)), [v for r in chunk for v in r])
         if rows:
-            self.search_added = True
+            self.search_added += len(rows)
             self.search_written_rows()
 
     def search_written_rows(self) -> None:

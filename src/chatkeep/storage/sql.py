@@ -149,7 +149,7 @@ class Tx(HistoryRows, IndexRows, SearchRows):
         self.write = False  # set by the backend: whether this is a write transaction
         #: whether a session row or digest was written (the search indexes want tidying)
         self.search_written = False
-        self.search_added = False
+        self.search_added = 0
 
     # -- raw access -------------------------------------------------------------------------
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:

@@ -15,7 +15,7 @@ from .backend import Backend
 from .search_schema import BACKFILL as SEARCH_BACKFILL
 from .search_schema import FTS_STATEMENTS, SQLITE_ROWS, SQLITE_TRGM, SQLITE_VECTORS, search_ready
 from .search_schema import OPTIONAL as SEARCH_OPTIONAL
-from .search_tail import SQLITE_FTS_TAIL, flush, set_mark
+from .search_tail import FLUSH_ROWS, SQLITE_FTS_TAIL, flush, set_mark
 from .search_tail import STATEMENTS as TAIL_STATEMENTS
 from .sql import Migration
 from .sqlite_order import (
@@ -133,6 +133,7 @@ class SQLiteBackend(Backend):
     def __init__(self, path: str) -> None:
         super().__init__()
         self.path = path
+        self._tail_added = 0  # message-search rows added since the tail was looked at
         self.description = f"sqlite://{path}" if path != ":memory:" else ":memory:"
         self.read_only = False
         #: The file existed and was empty (0 bytes) when opened: reported by the doctor.
@@ -370,9 +371,15 @@ class SQLiteBackend(Backend):
     def digest_rids(self, orders: list[tuple[int, int]]) -> list[int] | None:
         return free_rids(self, orders) if self.ordered_rids else None
 
-    def search_rows_added(self) -> None:
-        if self.search_tail:
+    def search_rows_added(self, n: int) -> None:
+        """The tail is looked at once this connection has added :data:`FLUSH_ROWS` rows
+        since it last looked (rows other processes add count when they look)."""
+        if not self.search_tail:
+            return
+        self._tail_added += n
+        if self._tail_added >= FLUSH_ROWS:
             flush(self)
+            self._tail_added = 0
 
     def tidy_search(self) -> None:
         merge_trigram_tables(self)
