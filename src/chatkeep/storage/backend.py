@@ -44,6 +44,7 @@ class Backend(ABC):
     search_rows = False
     search_fts = False
     search_vectors = False
+    search_tail = False
 
     #: The live history's row count and texts, ordered by position, joined with "," in one
     #: value (the ordered subquery gives the order; SQLite does not flatten it).
@@ -79,6 +80,17 @@ class Backend(ABC):
     def top_matches(self, needle: str, profile: str, want: int) -> list[tuple[int, str]] | None:
         """(ord, text) of the first ``want`` rows matching ``needle`` in the drawer's order,
         or ``None`` where :attr:`ordered_rids` cannot answer."""
+        return None
+
+    def search_rows_added(self, n: int) -> None:
+        """At the end of a write transaction that wrote ``n`` message-search rows: index what
+        the text index is to take from them (SQLite: :mod:`.search_tail`). Nothing
+        elsewhere."""
+        return None
+
+    def plan_each_search(self) -> None:
+        """Inside a message search's transaction, before its statements: plan each one for
+        its own parameters (PostgreSQL). Nothing to do elsewhere."""
         return None
 
     def reuse_search_plans(self) -> None:
@@ -211,6 +223,8 @@ class Backend(ABC):
             try:
                 if tx.search_written:
                     self.tidy_search()
+                if tx.search_added:
+                    self.search_rows_added(tx.search_added)
                 self._commit()
                 if self._traces:
                     self._note("COMMIT")

@@ -158,7 +158,9 @@ class BodyRows:
         def bump(self, what: str) -> None: ...
         def decode(self, text: str) -> Any: ...
         def digest_put(self, session_id: str, digest: str) -> None: ...
-        def search_key_written(self, key: str, text: str, blobs: dict[str, Blob]) -> None: ...
+        def search_key_written(
+            self, key: str, text: str, blobs: dict[str, Blob], value: Any = ...
+        ) -> None: ...
         def search_body_extended(
             self, owner: str, start: int, added: list[Any], blobs: dict[str, Blob]
         ) -> None: ...
@@ -221,18 +223,28 @@ class BodyRows:
         return (got[0][0], got[0][1])
 
     def body_replace(
-        self, key: str, rows: list[Row], blobs: dict[str, Blob], refs: Iterable[str] = ()
+        self,
+        key: str,
+        rows: list[Row],
+        blobs: dict[str, Blob],
+        refs: Iterable[str] = (),
+        value: list[Any] | None = None,
     ) -> None:
         """Write a whole body: its rows replace the old ones; references follow (a blob no row
         references any more is collected). ``refs``: blobs the rows reference that are
-        stored already (a body copied in its stored form)."""
+        stored already (a body copied in its stored form); ``value``: the entries the rows
+        encode, when the caller has them (the search index then does not parse the rows)."""
         sid = key[len(SESSION_BODY_PREFIX) :]
         self.bump("kv")
         self.put_blobs(blobs)
         self.items_delete([sid])
         insert_rows(self._b.execute, self.profile, sid, 0, rows)
         self._set_mark(key)
-        self.search_key_written(key, "[" + ",".join(text for text, _ in rows) + "]", blobs)
+        joined = "[" + ",".join(text for text, _ in rows) + "]"
+        if value is None:
+            self.search_key_written(key, joined, blobs)
+        else:
+            self.search_key_written(key, joined, blobs, value)
         owner = "k:" + key
         old = self.drop_refs([owner])
         held = set(blobs).union(refs)

@@ -34,11 +34,22 @@ PLACES = {"live": "h", "archive": "a", "session": "s", "evicted": "e"}
 NAMES = {v: k for k, v in PLACES.items()}
 
 _INSERT = (
-    "INSERT INTO ck_search (profile, place, owner, pos, part, role, created_at, th, body)"
-    " VALUES (?,?,?,?,?,?,?,?,?)"
+    "INSERT INTO ck_search (profile, place, owner, pos, part, role, created_at, th, body) VALUES "
 )
+_ROW = "(?,?,?,?,?,?,?,?,?)"
+#: Rows one statement writes at most (nine parameters each: SQLite before 3.32 allows 999).
+_ROWS_PER_STATEMENT = 111
 
 Item = tuple[int, str, int | None, str, str]  # (pos, role, createdAt, th, text)
+
+
+#: ``value`` of :meth:`SearchRows.search_key_written` when the caller has only the text.
+NOT_GIVEN: Any = object()
+
+
+def _as_is(s: str) -> str:
+    """A string of a value not encoded: its text as it is."""
+    return s
 
 
 class SearchRows:
@@ -46,6 +57,8 @@ class SearchRows:
 
     profile: str
     _b: Any
+    #: search rows this transaction wrote (SQLite puts them into FTS5 at its end)
+    search_added: int
 
     if TYPE_CHECKING:
 
@@ -76,21 +89,30 @@ class SearchRows:
 
         return resolve
 
-    def search_items(self, value: Any, pos: int, blobs: dict[str, Blob] | None) -> Item | None:
-        """What one stored entry gives the index (``None``: no text to index)."""
-        text = stored_text(value, self._resolver(blobs)).replace("\x00", "")
+    def search_items(
+        self, value: Any, pos: int, blobs: dict[str, Blob] | None, resolve: Any = None
+    ) -> Item | None:
+        """What one stored entry gives the index (``None``: no text to index); ``resolve``:
+        how NUL-prefixed strings read (by default, as stored: :meth:`_resolver`)."""
+        text = stored_text(value, resolve or self._resolver(blobs)).replace("\x00", "")
         if not text:
             return None
         role, created = entry_fields(value)
         return pos, role, created, text_hash(role, text), text
 
     def _insert_items(self, place: str, owner: str, items: Iterable[Item]) -> None:
-        for pos, role, created, th, text in items:
-            for part, chunk in enumerate(chunks(text)):
-                self._b.execute(
-                    _INSERT, (self.profile, place, owner, pos, part, role, created, th, chunk)
-                )
-        self.search_written_rows()
+        """Write the rows of ``items``, a few hundred to a statement."""
+        rows = [
+            (self.profile, place, owner, pos, part, role, created, th, chunk)
+            for pos, role, created, th, text in items
+            for part, chunk in enumerate(chunks(text))
+        ]
+        for k in range(0, len(rows), _ROWS_PER_STATEMENT):
+            chunk = rows[k : k + _ROWS_PER_STATEMENT]
+            self._b.execute(_INSERT + ",".join([_ROW] * len(chunk)), [v for r in chunk for v in r])
+        if rows:
+            self.search_added += len(rows)
+            self.search_written_rows()
 
     def search_written_rows(self) -> None:
         """Hook: search rows were written (the semantic side queues their chunks)."""
@@ -151,14 +173,20 @@ class SearchRows:
             )
 
     # -- saved and evicted sessions ------------------------------------------------------------
-    def search_key_written(self, key: str, text: str, blobs: dict[str, Blob]) -> None:
+    def search_key_written(
+        self, key: str, text: str, blobs: dict[str, Blob], value: Any = NOT_GIVEN
+    ) -> None:
         """A key was written: a session body is indexed again (only its changed entries), an
-        ``evicted_<id>`` key moves that session's rows to the evicted place."""
+        ``evicted_<id>`` key moves that session's rows to the evicted place. ``value``: what
+        was encoded as ``text``, when the caller has it (not parsed again then)."""
         if not self._b.search_rows:
             return
         if key.startswith(EVICTED_KEY_PREFIX):
             self._set_place(key[len(EVICTED_KEY_PREFIX) :], "s", "e")
         elif key.startswith(SESSION_BODY_PREFIX):
+            if value is not NOT_GIVEN:  # the value itself: its strings are what they say
+                self.search_session(key[len(SESSION_BODY_PREFIX) :], value, blobs, _as_is)
+                return
             try:
                 body = codec.loads_stored(text)
             except CorruptValue:
@@ -193,9 +221,12 @@ class SearchRows:
         )
         return "e" if found else "s"
 
-    def search_session(self, owner: str, body: Any, blobs: dict[str, Blob] | None) -> None:
-        """Bring one session's rows in step with its stored ``body`` (parsed as stored):
-        entries whose text is unchanged at their index keep their rows."""
+    def search_session(
+        self, owner: str, body: Any, blobs: dict[str, Blob] | None, resolve: Any = None
+    ) -> None:
+        """Bring one session's rows in step with its stored ``body`` (parsed as stored, or
+        the value itself with ``resolve`` :func:`_as_is`): entries whose text is unchanged at
+        their index keep their rows."""
         entries = body if isinstance(body, list) else []
         have: dict[int, str] = {}
         for pos, th in self._b.query(
@@ -204,7 +235,8 @@ class SearchRows:
             (self.profile, owner),
         ):
             have[int(pos)] = th
-        items = [self.search_items(v, i, blobs) for i, v in enumerate(entries)]
+        resolve = resolve or self._resolver(blobs)
+        items = [self.search_items(v, i, blobs, resolve) for i, v in enumerate(entries)]
         wanted = {it[0]: it for it in items if it is not None}
         stale = [p for p, th in have.items() if p not in wanted or wanted[p][3] != th]
         for chunk in self.chunks(stale):

@@ -14,6 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from .search_tail import tail_rows
+from .search_text import holds_all
 from .sql import Tx
 
 #: Columns of a candidate row.
@@ -36,6 +38,7 @@ def candidates(tx: Tx, found: list[str], places: list[str], window: int) -> list
     long = [t for t in found if len(t) >= 3]
     short = [t for t in found if len(t) < 3]
     if b.dialect == "postgresql":
+        b.plan_each_search()  # a plan for these very terms (rare or common), not any terms
         cond = " AND ".join("s.body ILIKE ?" for _ in found)
         sql = (
             f"SELECT {COLUMNS} FROM ck_search s WHERE s.profile=? AND s.place IN ({marks})"
@@ -43,6 +46,12 @@ def candidates(tx: Tx, found: list[str], places: list[str], window: int) -> list
         )
         params: tuple[Any, ...] = (tx.profile, *places, *map(_like, found), window)
     elif b.search_fts and long:
+        tail: list[Any] = []
+        if b.search_tail:  # rows FTS5 does not hold yet: read directly, newest first
+            tail = [r for r in tail_rows(tx, COLUMNS, places) if holds_all(r[7], found)]
+            tail = tail[:window]
+            if len(tail) >= window:
+                return [_candidate(r) for r in tail]
         extra = "".join(" AND s.body LIKE ? ESCAPE '\\'" for _ in short)
         sql = (
             f"SELECT {COLUMNS} FROM ck_search_fts f CROSS JOIN ck_search s ON s.rid = f.rowid"
@@ -50,7 +59,8 @@ def candidates(tx: Tx, found: list[str], places: list[str], window: int) -> list
             " ORDER BY f.rowid DESC LIMIT ?"
         )
         match = " AND ".join(_phrase(t) for t in long)
-        params = (match, tx.profile, *places, *map(_like, short), window)
+        params = (match, tx.profile, *places, *map(_like, short), window - len(tail))
+        return [_candidate(r) for r in tail] + [_candidate(r) for r in b.query(sql, params)]
     else:  # short terms only, or no trigram index: a scan, newest first
         cond = " AND ".join("instr(lower(s.body), ?) > 0" for _ in found)
         sql = (
@@ -58,23 +68,27 @@ def candidates(tx: Tx, found: list[str], places: list[str], window: int) -> list
             f" AND {cond} ORDER BY s.rid DESC LIMIT ?"
         )
         params = (tx.profile, *places, *(t.lower() for t in found), window)
-    return [
-        (int(r[0]), r[1], r[2], int(r[3]), int(r[4]), r[5], r[6], r[7])
-        for r in b.query(sql, params)
-    ]
+    return [_candidate(r) for r in b.query(sql, params)]
+
+
+def _candidate(r: Any) -> Candidate:
+    return (int(r[0]), r[1], r[2], int(r[3]), int(r[4]), r[5], r[6], r[7])
 
 
 def rows_by_rid(tx: Tx, rids: list[int]) -> list[Candidate]:
-    """The index rows of ``rids`` (a semantic search's chunks) that are still there."""
+    """The index rows of ``rids`` (a semantic search's chunks) that are still there, looked
+    up by ``rid`` alone (the profile is checked on the rows found: a condition on it could
+    make the database read the profile's rows instead)."""
     out: list[Candidate] = []
     for chunk in tx.chunks(rids):
         out += [
-            (int(r[0]), r[1], r[2], int(r[3]), int(r[4]), r[5], r[6], r[7])
+            _candidate(r[1:])
             for r in tx._b.query(
-                f"SELECT {COLUMNS} FROM ck_search s WHERE s.profile=?"
-                f" AND s.rid IN ({tx.marks(len(chunk))})",
-                (tx.profile, *chunk),
+                f"SELECT s.profile, {COLUMNS} FROM ck_search s"
+                f" WHERE s.rid IN ({tx.marks(len(chunk))})",
+                chunk,
             )
+            if r[0] == tx.profile
         ]
     return out
 

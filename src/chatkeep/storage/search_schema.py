@@ -150,19 +150,22 @@ PG_VECTORS = Migration(
     dialects=("postgresql",),
 )
 
+#: Migration 0018 (SQLite): FTS5 written behind the rows (:mod:`.search_tail`).
+TAIL = "0018_sqlite_search_tail"
 #: Migrations a read-only store may lack (its searches then say so).
-OPTIONAL = {SQLITE_ROWS.name, SQLITE_TRGM.name, BACKFILL.name, SQLITE_VECTORS.name}
+OPTIONAL = {SQLITE_ROWS.name, SQLITE_TRGM.name, BACKFILL.name, SQLITE_VECTORS.name, TAIL}
 
 
 def search_ready(backend: Any) -> None:
     """Set ``backend.search_rows`` (the table is there and filled) and, on SQLite,
-    ``backend.search_fts`` (the trigram index is there)."""
+    ``backend.search_fts`` (the trigram index is there) and ``backend.search_tail`` (it is
+    written behind the rows)."""
     try:
         names = {
             r[0]
             for r in backend.query(
-                "SELECT name FROM ck_migrations WHERE name IN (?, ?, ?, ?)",
-                (SQLITE_ROWS.name, BACKFILL.name, SQLITE_TRGM.name, SQLITE_VECTORS.name),
+                "SELECT name FROM ck_migrations WHERE name IN (?, ?, ?, ?, ?)",
+                (SQLITE_ROWS.name, BACKFILL.name, SQLITE_TRGM.name, SQLITE_VECTORS.name, TAIL),
             )
         }
     except Exception:  # a damaged bookkeeping table (the doctor says so): no search rows
@@ -170,3 +173,4 @@ def search_ready(backend: Any) -> None:
     backend.search_rows = {SQLITE_ROWS.name, BACKFILL.name} <= names
     backend.search_fts = SQLITE_TRGM.name in names and backend.dialect == "sqlite"
     backend.search_vectors = backend.search_rows and SQLITE_VECTORS.name in names
+    backend.search_tail = backend.search_fts and TAIL in names

@@ -11,10 +11,11 @@ package carries their weights.
 
 Vectors are kept per index row (one chunk of an entry's text, :mod:`.search_index`) in
 ``ck_search_vec`` (float16 bytes), and written incrementally: a semantic search first embeds
-the rows written since the last one (rows only grow in ``rid``; a row's vector goes with the
-row, by trigger or cascade), so an append never waits for the model. The search itself is
+up to :data:`CATCH_UP` of the rows written since the last one (rows only grow in ``rid``; a
+row's vector goes with the row, by trigger or cascade), so an append never waits for the
+model and a search after a big import does not wait for all of it. The search itself is
 exact: the cosine of the query's vector with every vector of the profile (numpy, one matrix
-kept per profile in this process while no vector is added or removed).
+kept per profile in this process; vectors added since are read alone).
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ DIM = 128
 #: Characters of a chunk the model reads (a mean of tokens: more adds little).
 EMBED_CHARS = 2000
 BATCH = 512
+#: Rows a search embeds at most before it answers (about a third of a second): a backlog
+#: (an import's rows) is embedded over the next searches, the text side finding it meanwhile.
+CATCH_UP = 1024
 #: Cosine below which a chunk is not taken for an answer (unrelated text scores 0–0.15).
 MIN_SIMILARITY = 0.2
 
@@ -81,21 +85,31 @@ class Semantic:
         self.b = backend
         self._cache: dict[str, tuple[tuple[int, int], Any, Any]] = {}
 
-    def catch_up(self, profile: str) -> int:
-        """Embed the profile's rows that have no vector yet; returns how many."""
+    def catch_up(self, profile: str, most: int | None = None) -> int:
+        """Embed the profile's rows that have no vector yet, oldest first, at most ``most``
+        of them (by default :data:`CATCH_UP`); returns how many."""
         if self.b.read_only:
             return 0
+        most = CATCH_UP if most is None else most
         done = 0
+        # by rid from the last vector's (SQLite: not through the profile's whole index)
+        who = "+profile" if self.b.dialect == "sqlite" else "profile"
+        with self.b.transaction(profile, write=False) as tx:  # nothing waiting: no write
+            top = tx.rows("SELECT max(rid) FROM ck_search_vec WHERE profile=?")[0][0] or 0
+            if not self.b.query(
+                f"SELECT 1 FROM ck_search WHERE rid > ? AND {who}=? LIMIT 1", (top, profile)
+            ):
+                return 0
         with self.b.transaction(profile) as tx:
             top = tx.rows("SELECT max(rid) FROM ck_search_vec WHERE profile=?")[0][0] or 0
-            while True:
+            while done < most:
                 rows = tx.rows(
-                    "SELECT rid, body FROM ck_search WHERE profile=? AND rid > ?"
+                    f"SELECT rid, body FROM ck_search WHERE {who}=? AND rid > ?"
                     " ORDER BY rid LIMIT ?",
-                    (top, BATCH),
+                    (top, min(BATCH, most - done)),
                 )
                 if not rows:
-                    return done
+                    break
                 vecs = embed([r[1] for r in rows]).astype("float16")
                 for (rid, _body), v in zip(rows, vecs, strict=True):
                     self.b.execute(
@@ -104,22 +118,35 @@ class Semantic:
                     )
                 top = int(rows[-1][0])
                 done += len(rows)
+        return done
 
     def _matrix(self, tx: Any) -> tuple[Any, Any]:
+        """The profile's vectors and their rids, kept between searches: vectors added since
+        (higher rids, nothing removed) are read and added alone; any other change reads all."""
         import numpy as np  # lazy: the semantic extra
 
-        key = tuple(
+        count, top = (
             int(v or 0)
             for v in tx.rows("SELECT count(*), max(rid) FROM ck_search_vec WHERE profile=?")[0]
         )
         cached = self._cache.get(tx.profile)
-        if cached is not None and cached[0] == key:
+        if cached is not None and cached[0] == (count, top):
             return cached[1], cached[2]
-        rows = tx.rows("SELECT rid, vec FROM ck_search_vec WHERE profile=? ORDER BY rid")
+        since = cached[0][1] if cached is not None and top > cached[0][1] else None
+        rows = tx.rows(
+            "SELECT rid, vec FROM ck_search_vec WHERE profile=? AND rid > ? ORDER BY rid",
+            (since or 0,),
+        )
         rids = np.array([int(r[0]) for r in rows], dtype=np.int64)
         raw = b"".join(bytes(r[1]) for r in rows)
         matrix = np.frombuffer(raw, dtype=np.float16).reshape(len(rows), DIM).astype(np.float32)
-        self._cache[tx.profile] = (key, rids, matrix)  # type: ignore[assignment]
+        if since is not None and cached is not None:
+            if cached[0][0] + len(rows) != count:  # some were removed too: read them all
+                self._cache.pop(tx.profile, None)
+                return self._matrix(tx)
+            rids = np.concatenate([cached[1], rids])
+            matrix = np.concatenate([cached[2], matrix])
+        self._cache[tx.profile] = ((count, top), rids, matrix)
         return rids, matrix
 
     def ranked(

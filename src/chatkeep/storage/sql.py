@@ -44,7 +44,7 @@ from .body_rows import BODY_MARK, BodyRows, encode_rows, is_body_key, rows_of_st
 from .codec import Blob
 from .history_rows import HistoryRows
 from .index_rows import ROWS_MARK, IndexRows, row_columns
-from .search_index import SearchRows
+from .search_index import NOT_GIVEN, SearchRows
 
 
 class Migration:
@@ -156,6 +156,7 @@ class Tx(BlobRows, HistoryRows, IndexRows, BodyRows, SearchRows):
         self.write = False  # set by the backend: whether this is a write transaction
         #: whether a session row or digest was written (the search indexes want tidying)
         self.search_written = False
+        self.search_added = 0
 
     # -- raw access -------------------------------------------------------------------------
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -312,7 +313,12 @@ class Tx(BlobRows, HistoryRows, IndexRows, BodyRows, SearchRows):
         return (int(r[0][0]), int(r[0][1])) if r else (0, 0)
 
     def _kv_write(
-        self, key: str, text: str, blobs: dict[str, Blob], refs: Iterable[str] = ()
+        self,
+        key: str,
+        text: str,
+        blobs: dict[str, Blob],
+        refs: Iterable[str] = (),
+        value: Any = NOT_GIVEN,
     ) -> None:
         self.bump("kv")
         self.put_blobs(blobs)
@@ -326,7 +332,7 @@ class Tx(BlobRows, HistoryRows, IndexRows, BodyRows, SearchRows):
         held = set(blobs).union(refs)
         self.add_refs(owner, held)
         self.gc(old - held)
-        self.search_key_written(key, text, blobs)
+        self.search_key_written(key, text, blobs, value)
 
     def kv_put(self, key: str, value: Any, *, checked: bool = False) -> None:
         """Write ``value`` under ``key``; ``checked``: the caller has checked its limits (a
@@ -337,10 +343,11 @@ class Tx(BlobRows, HistoryRows, IndexRows, BodyRows, SearchRows):
         if is_body_key(key) and isinstance(value, list):
             if not checked:
                 check_value(value)  # the limits of the whole value, as for any other key
-            self.body_replace(key, *encode_rows(value, key, checked=True))
+            rows, blobs = encode_rows(value, key, checked=True)
+            self.body_replace(key, rows, blobs, value=value)
             return
         text, blobs = codec.encode(value, codec.text_blobs_for(key), checked=checked)
-        self._kv_write(key, text, blobs)
+        self._kv_write(key, text, blobs, value=value)
 
     def kv_delete(self, keys: Sequence[str]) -> None:
         if not keys:

@@ -15,6 +15,8 @@ from .backend import Backend
 from .search_schema import BACKFILL as SEARCH_BACKFILL
 from .search_schema import FTS_STATEMENTS, SQLITE_ROWS, SQLITE_TRGM, SQLITE_VECTORS, search_ready
 from .search_schema import OPTIONAL as SEARCH_OPTIONAL
+from .search_tail import FLUSH_ROWS, SQLITE_FTS_TAIL, flush, set_mark
+from .search_tail import STATEMENTS as TAIL_STATEMENTS
 from .sql import Migration
 from .sqlite_order import (
     DIGEST_INSERT,
@@ -131,6 +133,7 @@ class SQLiteBackend(Backend):
     def __init__(self, path: str) -> None:
         super().__init__()
         self.path = path
+        self._tail_added = 0  # message-search rows added since the tail was looked at
         self.description = f"sqlite://{path}" if path != ":memory:" else ":memory:"
         self.read_only = False
         #: The file existed and was empty (0 bytes) when opened: reported by the doctor.
@@ -276,7 +279,7 @@ class SQLiteBackend(Backend):
         return (
             *super().migrations(),
             *(SESSION_FTS, SESSION_TEXT, SESSION_NAMES, SESSION_ORDER),
-            *(SQLITE_ROWS, SQLITE_TRGM, SEARCH_BACKFILL, SQLITE_VECTORS),
+            *(SQLITE_ROWS, SQLITE_TRGM, SEARCH_BACKFILL, SQLITE_VECTORS, SQLITE_FTS_TAIL),
         )
 
     def rebuilt_by(self, migration: Migration) -> tuple[str, ...]:
@@ -285,7 +288,10 @@ class SQLiteBackend(Backend):
             SESSION_TEXT.name: _TEXT_TABLE,
             SESSION_NAMES.name: _NAME_TABLE,
             SESSION_ORDER.name: TRIGGERS,
-            SQLITE_TRGM.name: FTS_STATEMENTS,
+            SQLITE_TRGM.name: FTS_STATEMENTS[:1]
+            if SQLITE_FTS_TAIL.name in self.applied_migrations()
+            else FTS_STATEMENTS,
+            SQLITE_FTS_TAIL.name: TAIL_STATEMENTS,
         }.get(migration.name, ())
 
     def after_rebuild(self) -> None:
@@ -305,6 +311,8 @@ class SQLiteBackend(Backend):
             )
         if "ck_search_fts" in have:
             self.execute("INSERT INTO ck_search_fts (ck_search_fts) VALUES ('rebuild')")
+            if "ck_search_mark" in have:
+                set_mark(self)  # it holds every row now
         if SESSION_ORDER.name in self.applied_migrations():
             _order_rids(self)  # renumbers into buckets and rebuilds both indexes
             return
@@ -362,6 +370,16 @@ class SQLiteBackend(Backend):
 
     def digest_rids(self, orders: list[tuple[int, int]]) -> list[int] | None:
         return free_rids(self, orders) if self.ordered_rids else None
+
+    def search_rows_added(self, n: int) -> None:
+        """The tail is looked at once this connection has added :data:`FLUSH_ROWS` rows
+        since it last looked (rows other processes add count when they look)."""
+        if not self.search_tail:
+            return
+        self._tail_added += n
+        if self._tail_added >= FLUSH_ROWS:
+            flush(self)
+            self._tail_added = 0
 
     def tidy_search(self) -> None:
         merge_trigram_tables(self)
