@@ -281,7 +281,8 @@ class Chat:
                 outcome = self._call(turn, plan, cancel, (on_delta, on_reasoning), notify)
             except CutOff as cut:
                 # the stream dropped mid-reply: keep what arrived (interrupted), then report
-                self._finish(
+                finish_turn(
+                    self.store,
                     turn,
                     Outcome(
                         Done(cut.text, interrupted=True, reasoning=cut.reasoning), cut.plan, []
@@ -300,20 +301,8 @@ class Chat:
             with self._lock:
                 self._cancels.discard(cancel)
         args = (turn, outcome, start_session, warnings, notify, discard_partial)
-        return finish_or_keep(self, self._finish, args)  # a failed landing keeps the reply
-
-    def _finish(
-        self,
-        turn: Turn,
-        outcome: Outcome,
-        start_session: str,
-        warnings: list[str],
-        notify: Callable[[str], None],
-        discard_partial: bool,
-    ) -> Reply:
-        return finish_turn(
-            self.store, turn, outcome, start_session, warnings, notify, discard_partial
-        )
+        # a failed landing keeps the reply
+        return finish_or_keep(self, partial(finish_turn, self.store), args)
 
     def _stream(
         self,
