@@ -88,9 +88,10 @@ def test_missing_or_wrong_token_is_refused(launch: HttpLaunch) -> None:
     assert missing.status_code == 401
     error = missing.json()["error"]
     assert error["type"] == "TokenRequired" and "chatkeep mcp --http" in error["hint"]
+    other = "B" if launch.token.endswith("A") else "A"  # one character off, never the token
     for response in (
         _post(launch, launch.endpoint, authorization="Bearer " + "x" * 32),
-        _post(launch, launch.endpoint + "?token=" + launch.token[:-1] + "A"),
+        _post(launch, launch.endpoint + "?token=" + launch.token[:-1] + other),
         _post(launch, launch.endpoint, **{"x-chatkeep-token": "nope"}),
     ):
         assert response.status_code == 403

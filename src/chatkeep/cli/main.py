@@ -121,7 +121,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "usage": (
         "usage_cmd",
         "usage_cmd",
-        "Tokens in / cached / written / out, cache-hit rate and estimated cost of stored turns.",
+        "Tokens in / cached / written / out, cache-hit share and estimated cost of stored turns.",
     ),
 }
 

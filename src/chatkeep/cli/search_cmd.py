@@ -73,9 +73,10 @@ def search_cmd(
     places: tuple[str, ...],
     as_json: bool,
 ) -> None:
-    """Find messages by words or meaning: the live history, the archive, every saved or
-    evicted session (imports included). Without --text or --semantic both are used
-    (hybrid; text only when the semantic extra is not installed, with a note)."""
+    """Find messages by words or meaning, everywhere: live, archive, saved and evicted sessions.
+
+    Imports are included. Without --text or --semantic both are used (hybrid; text only
+    when the semantic extra is not installed, with a note)."""
     if text_only and semantic:
         raise click.UsageError("--text and --semantic exclude each other: give one of them")
     mode = "text" if text_only else "semantic" if semantic else "hybrid"

@@ -67,8 +67,9 @@ def _row(label: str, t: dict[str, Any]) -> str:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output (stable schema).")
 @pass_ctx
 def usage_cmd(ctx, session: str | None, by: str | None, as_json: bool) -> None:
-    """Tokens in / cached / written / out, cache-hit share (cacheHit) and estimated cost of
-    stored turns."""
+    """Tokens in / cached / written / out, cache-hit share and estimated cost of stored turns.
+
+    The share of input read from the cache is the cacheHit column (and --json field)."""
     report = usage_report(ctx.store(), session=session, by=by)
     if as_json:
         echo_json(report)

@@ -41,10 +41,7 @@ class Backend(ABC):
     cross_join = "JOIN"
     #: Whether the message-search rows are kept (migrations 0014 and 0016 applied), and
     #: whether SQLite's trigram index answers them (0015): :mod:`.search_schema`.
-    search_rows = False
-    search_fts = False
-    search_vectors = False
-    search_tail = False
+    search_rows = search_fts = search_vectors = search_tail = False
 
     #: The live history's row count and texts, ordered by position, joined with "," in one
     #: value (the ordered subquery gives the order; SQLite does not flatten it).

@@ -77,15 +77,13 @@ def store_files(path: str) -> list[str]:
 
 def tighten_permissions(path: str) -> list[str]:
     """Make the store's files readable by their owner only (group and other bits removed);
-    returns the files changed.
-    Files of another user are left alone (chmod would fail)."""
+    returns the files changed. Files of another user are left alone (chmod would fail)."""
     changed = []
     for p in store_files(path):
         try:
             st = os.stat(p)
             if st.st_mode & 0o077 and st.st_uid == os.getuid():
-                os.chmod(p, stat.S_IMODE(st.st_mode) & 0o700)  # owner bits kept (a read-only
-                # store stays read-only)
+                os.chmod(p, stat.S_IMODE(st.st_mode) & 0o700)  # a read-only store stays so
                 changed.append(p)
         except OSError:
             continue
@@ -93,8 +91,7 @@ def tighten_permissions(path: str) -> list[str]:
 
 
 def _writable(path: str) -> bool:
-    """Whether this process may write the store: the file, and its directory (SQLite creates
-    its journal files beside it)."""
+    """Whether this process may write the store file and its directory (for the journals)."""
     parent = os.path.dirname(os.path.abspath(path))
     return os.access(path, os.W_OK) and os.access(parent, os.W_OK | os.X_OK)
 
