@@ -12,8 +12,14 @@ from typing import Any
 import chatkeep
 
 
-def _where(store: chatkeep.Store, q: str) -> list[tuple[str, int]]:
-    return sorted((h["where"], h["index"]) for h in store.search(q, mode="text"))
+def _where(store: chatkeep.Store, q: str, where: Any = None) -> list[tuple[str, int]]:
+    return sorted((h["where"], h["index"]) for h in store.search(q, mode="text", where=where))
+
+
+def _live_and_body(store: chatkeep.Store, q: str) -> list[tuple[str, int]]:
+    """The hits of ``q`` live, and those in session bodies asked for alone (a search of every
+    place shows an entry of the active session once, live)."""
+    return _where(store, q, ["live", "archive", "evicted"]) + _where(store, q, "session")
 
 
 def test_append_is_searchable_at_once(store: chatkeep.Store) -> None:
@@ -53,23 +59,25 @@ def test_session_save_update_and_append(store: chatkeep.Store) -> None:
     store.history.append({"role": "user", "content": "ocelot one"})
     row = store.sessions.save("Cats")
     assert row is not None
-    assert ("session", 0) in _where(store, "ocelot")
+    assert _live_and_body(store, "ocelot") == [("live", 0), ("session", 0)]
     store.history.mutate(lambda es: [{"role": "user", "content": "margay two"}])
     store.sessions.update(row["id"])
     assert _where(store, "ocelot") == []
-    assert _where(store, "margay") == [("live", 0), ("session", 0)]
+    assert _live_and_body(store, "margay") == [("live", 0), ("session", 0)]
     store.sessions.append(row["id"], {"role": "assistant", "content": "late serval reply"})
     assert _where(store, "serval") == [("session", 1)]
 
 
 def test_load_brings_the_session_live(store: chatkeep.Store) -> None:
-    """Loading a session puts its entries in the live history: found live and in the body."""
+    """Loading a session puts its entries in the live history: indexed live and in the body,
+    and a search of every place shows each entry once, live."""
     store.history.append({"role": "user", "content": "the quokka smiles"})
     row = store.sessions.save("Quokka")
     store.sessions.new()
     assert row is not None and _where(store, "quokka") == [("session", 0)]
     store.sessions.load(row["id"])
-    assert _where(store, "quokka") == [("live", 0), ("session", 0)]
+    assert _live_and_body(store, "quokka") == [("live", 0), ("session", 0)]
+    assert _where(store, "quokka") == [("live", 0)]
 
 
 def test_profile_import_replaces_the_index(spec: Any, tmp_path: Path) -> None:
@@ -83,7 +91,7 @@ def test_profile_import_replaces_the_index(spec: Any, tmp_path: Path) -> None:
         store.history.append({"role": "user", "content": "unsaved okapi"})
         store.import_from(io.StringIO(dump.getvalue()), replace=True)
         assert _where(store, "okapi") == []
-        assert _where(store, "pangolin") == [("live", 0), ("session", 0)]
+        assert _live_and_body(store, "pangolin") == [("live", 0), ("session", 0)]
 
 
 def test_clear_all_and_delete_of_an_evicted_session(store: chatkeep.Store) -> None:
@@ -94,7 +102,7 @@ def test_clear_all_and_delete_of_an_evicted_session(store: chatkeep.Store) -> No
     store.sessions.save("b")
     assert old is not None and ("evicted", 0) in _where(store, "axolotl")
     assert store.sessions.delete(old["id"])
-    assert _where(store, "axolotl") == [("live", 0), ("session", 0)]
+    assert _live_and_body(store, "axolotl") == [("live", 0), ("session", 0)]
     store.sessions.clear_all()
     assert _where(store, "axolotl") == [("live", 0)]
 
@@ -109,7 +117,7 @@ def test_doctor_repair_rebuilds_a_dropped_index(tmp_path: Path) -> None:
         con.execute("DROP TABLE ck_search")
     with chatkeep.open(db) as store:
         store.doctor(repair=True)
-        assert _where(store, "wombat") == [("live", 0), ("session", 0)]
+        assert _live_and_body(store, "wombat") == [("live", 0), ("session", 0)]
 
 
 def test_doctor_repair_reindexes_a_profile_it_repairs(store: chatkeep.Store, spec: Any) -> None:
@@ -135,7 +143,7 @@ def test_migration_indexes_a_store_written_before_it(sqlite_spec: Any) -> None:
     spec.raw_rows("DELETE FROM ck_search WHERE profile=?", (spec.profile,))
     spec.raw_rows("DELETE FROM ck_migrations WHERE name = '0016_search_backfill'")
     with spec.open() as store:
-        assert _where(store, "ibex") == [("archive", 0), ("live", 0), ("session", 0)]
+        assert _live_and_body(store, "ibex") == [("archive", 0), ("live", 0), ("session", 0)]
 
 
 def test_profiles_never_see_each_other(spec: Any) -> None:
@@ -146,3 +154,33 @@ def test_profiles_never_see_each_other(spec: Any) -> None:
             assert store.search("jackalope", mode="text") == []
         assert len(other.search("jackalope", mode="text")) == 1
         other.history.clear()
+
+
+def test_a_loaded_session_longer_than_the_window_is_found_once_per_entry(
+    store: chatkeep.Store,
+) -> None:
+    """A session of six entries loaded into a window of two: its last two entries are found
+    live, the four before them in its body (not their copies in the archive), none twice; a
+    new turn is found live only, the entry it pushed out of the window in the body; a session
+    that is not loaded keeps its hits."""
+    store.local.set("maxHistoryEntries", 2)
+    body = [{"role": "user", "content": f"tarsier note {i}"} for i in range(6)]
+    store.sessions.add_many(
+        [
+            (
+                {"id": "other", "name": "Other", "createdAt": 1},
+                [{"role": "user", "content": "tarsier"}],
+            ),
+            ({"id": "tarsiers", "name": "Tarsiers", "createdAt": 2}, body),
+        ]
+    )
+    store.sessions.load("tarsiers")
+    hits = store.search("tarsier", mode="text", limit=50)
+    mine = [(h["where"], h["index"]) for h in hits if h["sessionId"] != "other"]
+    assert sorted(mine) == [("live", 0), ("live", 1)] + [("session", i) for i in range(4)]
+    assert [h["where"] for h in hits if h["sessionId"] == "other"] == ["session"]
+    store.history.append({"role": "user", "content": "tarsier follow-up"})
+    assert _where(store, "follow") == [("live", 1)]
+    assert _where(store, "follow", "session") == []
+    hits = store.search("tarsier note", mode="text", limit=50)
+    assert sorted(h["index"] for h in hits if h["where"] == "session") == [0, 1, 2, 3, 4]

@@ -19,6 +19,7 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
+from ..constants import ACTIVE_SESSION_KEY
 from ..errors import InvalidValue, StoreError
 from ..limits import check_text
 from . import search_query, search_text
@@ -112,7 +113,8 @@ def search(
         if semantic is not None:
             sem = semantic.ranked(tx, query, places, max(WINDOW, 2 * want))
             ranked = sem if mode == "semantic" else _fuse(ranked, sem)
-        page = _best_per_entry(ranked)[offset:want]
+        active = tx.kv_get([ACTIVE_SESSION_KEY]).get(ACTIVE_SESSION_KEY) or ""
+        page = _once(_best_per_entry(ranked), active)[offset:want]
         return _hits(tx, page, found)
 
 
@@ -159,6 +161,41 @@ def _best_per_entry(ranked: list[tuple[Candidate, float]]) -> list[tuple[Candida
         if key not in seen:
             seen.add(key)
             out.append((row, sc))
+    return out
+
+
+def _once(ranked: list[tuple[Candidate, float]], active: str) -> list[tuple[Candidate, float]]:
+    """One hit per message where the store keeps copies of it. The live history of a saved or
+    loaded session holds copies of that session's entries: such an entry is the live hit (what
+    is on screen), its copy in the body is dropped. The archive holds copies of a loaded
+    session's entries that left the live window: such an entry is the session's hit (it opens
+    the session there), its archive copy is dropped. A copy has the same role, chunk and text,
+    and — for the archive — the same time stamp."""
+    live: dict[tuple[Any, ...], int] = {}
+    body: dict[tuple[Any, ...], int] = {}  # chunks of the active session's body
+    kept: set[tuple[Any, ...]] = set()
+    for row, _sc in ranked:
+        key = (row[4], row[5], row[7])
+        if row[1] == "h" and active:
+            live[key] = live.get(key, 0) + 1
+        elif row[1] in "se":
+            if row[2] == active:
+                body[key] = body.get(key, 0) + 1
+            if row[6] is not None:
+                kept.add((*key, row[6]))
+    out = []
+    for row, sc in ranked:
+        key = (row[4], row[5], row[7])
+        if row[1] == "s" and row[2] == active and live.get(key):
+            live[key] -= 1
+            continue
+        if row[1] == "a":
+            if body.get(key):
+                body[key] -= 1
+                continue
+            if row[6] is not None and (*key, row[6]) in kept:
+                continue
+        out.append((row, sc))
     return out
 
 
