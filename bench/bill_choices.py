@@ -16,7 +16,8 @@ the same bodies, times and billing rules) and prices what each alternative would
    after it. :func:`deferrals` delays each rewrite, alone, until the next break of the
    requests (another rewrite, or a pause longer than the marks' lifetime) — an oracle that
    knows when that comes — and prices the result: the blocks keep their earlier form until
-   then (read at the read price), and the deferred rewrite happens with the next one.
+   then (read at the read price), and the deferred rewrite happens with the next one; the
+   deferred requests' marks are placed three ways and the cheapest counts.
 
 Run: ``python -m bench.bill_choices [--workload NAME ...]``.
 """
@@ -87,11 +88,18 @@ def _old_end(a: Sequence[B.Block], b: Sequence[B.Block]) -> int | None:
     return next((e + 1 for e in range(len(b) - 1, -1, -1) if b[e].key == last), None)
 
 
-def defer(requests: Requests, n: int, until: int, limit: int = 4) -> Requests | None:
+#: where a deferred request's marks go, besides its own after the old blocks (the cheapest is
+#: kept): "own" — the end of request ``n-1`` and the request's own marks before the first
+#: rewritten block; "end" — the end of request ``n-1`` only; "previous" — request ``n-1``'s marks
+MARKINGS = ("own", "end", "previous")
+
+
+def defer(
+    requests: Requests, n: int, until: int, marking: str = "own", limit: int = 4
+) -> Requests | None:
     """Requests ``n .. until-1`` with request ``n-1``'s blocks in place of their rewritten
-    form (``None`` when the rewrite leaves nothing after it: nothing to defer). Marks: the
-    request's own after those blocks, the end of request ``n-1`` (where it wrote), and the
-    request's own marks before the first rewritten block, latest first, ``limit`` in all."""
+    form (``None`` when the rewrite leaves nothing after it: nothing to defer), marked as
+    ``marking`` says (:data:`MARKINGS`), ``limit`` marks in all."""
     a = requests[n - 1]
     end = _old_end(a, requests[n])
     if end is None:
@@ -102,15 +110,19 @@ def defer(requests: Requests, n: int, until: int, limit: int = 4) -> Requests | 
         bj = requests[j]
         tail = list(bj[end:])
         ttl = next((b.ttl for b in bj if b.marked), 300.0)
-        room = limit - sum(b.marked for b in tail) - 1
-        before = [k for k in range(min(first, len(a) - 1) - 1, -1, -1) if bj[k].marked][:room]
-        keep = {len(a) - 1, *before}
+        room = limit - sum(b.marked for b in tail)
+        if marking == "previous":
+            keep = set(sorted((k for k, b in enumerate(a) if b.marked), reverse=True)[:room])
+        else:
+            own = range(min(first, len(a) - 1) - 1, -1, -1) if marking == "own" else ()
+            keep = {len(a) - 1, *[k for k in own if bj[k].marked][: room - 1]}
         out[j] = [B.Block(b.key, b.tokens, k in keep, ttl) for k, b in enumerate(a)] + tail
     return out
 
 
 def deferrals(workload: str, provider: str, seed: int = 7) -> dict[str, Any]:
-    """Each rewrite of chatkeep's requests deferred alone to the next break, priced."""
+    """Each rewrite of chatkeep's requests deferred alone to the next break, priced with the
+    cheapest of the :data:`MARKINGS`."""
     r = replay(workload, provider, seed)
     reqs, times, model = r["requests"]["chatkeep"], r["times"], r["model"]
     base = _price_one(provider, model, reqs, times)["billed"]
@@ -131,8 +143,9 @@ def deferrals(workload: str, provider: str, seed: int = 7) -> dict[str, Any]:
             ),
             len(reqs),
         )
-        alt = defer(reqs, n, until)
-        cost = None if alt is None else _price_one(provider, model, alt, times)["billed"]
+        alts = [defer(reqs, n, until, marking) for marking in MARKINGS]
+        costs = [_price_one(provider, model, alt, times)["billed"] for alt in alts if alt]
+        cost = min(costs) if costs else None
         rows.append({"at": n, "until": until, "change": None if cost is None else cost / base - 1})
     return {"rewrites": rows, "billed": base}
 

@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from bench.bill_choices import break_even, defer, deferrals, first_turn, with_first_ttl
+from bench.bill_choices import (
+    MARKINGS,
+    break_even,
+    defer,
+    deferrals,
+    first_turn,
+    with_first_ttl,
+)
 from bench.billing import Block, bill_anthropic
 
 from chatkeep.rules.cache_rules import find_rule
@@ -34,12 +41,15 @@ def test_a_deferred_aging_reads_the_page_until_the_next_break():
         return [head, *turn, *tail[:-1], Block(tail[-1].key, 40, True)]
 
     reqs = [req(page, 1), req(page, 2), req(stub, 3), req(stub, 4), req(stub, 5)]
-    alt = defer(reqs, 2, 4)
-    assert alt is not None
-    assert [b.key for b in alt[2][:3]] == [1, 2, 100] and alt[4] == reqs[4]
-    assert sum(b.marked for b in alt[3]) <= 4
     times = [0.0, 60.0, 120.0, 180.0, 240.0]
-    assert bill_anthropic(alt, times=times)["billed"] > bill_anthropic(reqs, times=times)["billed"]
+    now = bill_anthropic(reqs, times=times)["billed"]
+    for marking in MARKINGS:
+        alt = defer(reqs, 2, 4, marking)
+        assert alt is not None
+        assert [b.key for b in alt[2][:3]] == [1, 2, 100] and alt[4] == reqs[4]
+        assert all(sum(b.marked for b in r) <= 4 for r in alt)
+        assert alt[2][3].marked  # where request 1 wrote: the deferred requests read it
+        assert bill_anthropic(alt, times=times)["billed"] > now
 
 
 def test_a_rewrite_with_nothing_after_it_has_nothing_to_defer():
