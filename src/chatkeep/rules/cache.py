@@ -272,7 +272,13 @@ def choose_ttl(
     the pause that just ended is the freshest sign of the pace) and, before the conversation's
     own, the ``earlier`` questions of the profile (:data:`PACE_KEY`, kept across sessions), so
     the first turn of a new conversation already asks for the lifetime the user's pace pays
-    for instead of writing an entry that runs out before the second question."""
+    for instead of writing an entry that runs out before the second question.
+
+    With no gap known at all (a profile's first question) the default lifetime stays: the
+    hour pays on a first write only when the chance of a pause longer than the short lifetime
+    exceeds ``(w_long − w_short) / w_long`` (0.375 at 1.25× and 2×), which nothing before the
+    first answer tells, and asking for it costs every fast first conversation the difference
+    on its whole first prefix (docs/benchmarks.md, ``python -m bench.bill_choices``)."""
     if rule is None or len(rule.writes) < 2:
         return None
     own = question_times(history, user_entry)
