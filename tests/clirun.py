@@ -1,4 +1,6 @@
-"""Run the installed ``chatkeep`` console script in a subprocess against a store file."""
+"""Run ``chatkeep`` against a store file: in this process through Click's ``CliRunner`` (the
+default), or as the installed console script in a subprocess (``process=True``: for what only
+a real process shows — signals, start-up, the installed entry point)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,9 @@ import os
 import shutil
 import subprocess
 import sys
+import traceback
 from pathlib import Path
+from typing import Any
 
 
 def chatkeep_exe() -> str:
@@ -17,24 +21,62 @@ def chatkeep_exe() -> str:
     return exe
 
 
+def _text(raw: bytes) -> str:
+    """Output as a text-mode pipe reads it (universal newlines)."""
+    return raw.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _in_process(
+    argv: list[str], stdin: str | None, env: dict[str, str | None]
+) -> tuple[int, str, str]:
+    from click.testing import CliRunner
+
+    from chatkeep.cli.main import main
+
+    with CliRunner().isolation(input=stdin, env=env) as (out, err, _both):
+        try:
+            main(argv)
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        except Exception:  # what the console script would print before exiting with 1
+            sys.stderr.write(traceback.format_exc())
+            code = 1
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        return code, _text(out.getvalue()), _text(err.getvalue())
+
+
 def run(
     store_path: Path,
     *args: str,
     ok: bool = True,
     stdin: str | None = None,
     env: dict[str, str] | None = None,
+    process: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """``chatkeep --store STORE ARGS…`` with CHATKEEP_* unset and ``env`` added."""
-    exe = chatkeep_exe()
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("CHATKEEP_")}, **(env or {})}
-    proc = subprocess.run(
-        [exe, "--store", str(store_path), *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        input=stdin,
-        timeout=60,
-    )
+    argv = ["--store", str(store_path), *args]
+    if process:
+        full = {k: v for k, v in os.environ.items() if not k.startswith("CHATKEEP_")}
+        proc = subprocess.run(
+            [chatkeep_exe(), *argv],
+            capture_output=True,
+            text=True,
+            env={**full, **(env or {})},
+            input=stdin,
+            timeout=60,
+        )
+    else:
+        unset: dict[str, str | None] = {k: None for k in os.environ if k.startswith("CHATKEEP_")}
+        code, out, err = _in_process(argv, stdin, {**unset, **(env or {})})
+        proc = subprocess.CompletedProcess(["chatkeep", *argv], code, out, err)
     if ok:
         assert proc.returncode == 0, proc.stderr
     return proc
+
+
+def run_process(store_path: Path, *args: str, **kw: Any) -> subprocess.CompletedProcess[str]:
+    """:func:`run` as the installed console script in a subprocess of its own."""
+    return run(store_path, *args, process=True, **kw)

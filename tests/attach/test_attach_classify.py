@@ -1,4 +1,4 @@
-"""Every malformed source is a typed error through the console script, with nothing stored and
+"""Every malformed source is a typed error through the CLI, with nothing stored and
 no library noise on stderr: binary bytes named ``.txt``, malformed URLs, unsupported schemes,
 damaged PDFs (which still attach, quietly)."""
 

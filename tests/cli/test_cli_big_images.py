@@ -1,4 +1,4 @@
-"""Big pasted images through the console script (SPEC §5.5): a 9 MB phone photo and a 19 MB PNG
+"""Big pasted images through the CLI (SPEC §5.5): a 9 MB phone photo and a 19 MB PNG
 are stored whole and round-trip byte for byte; each request carries a copy resized to what the
 provider uses, at most 8 images and 3 MiB of them, the rest as labels with a notice."""
 

@@ -1,4 +1,4 @@
-"""What `chatkeep chat` (and `edit`, `regenerate`) tell the user, through the console script
+"""What `chatkeep chat` (and `edit`, `regenerate`) tell the user, through the CLI
 against the loopback provider server: escaped model text, a cut-short reply, JSON errors, the
 waiting notice and the hints of a wrong base URL."""
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import chatkeep
-from clirun import run
+from clirun import run_process as run
 from support.provider_server import Text
 
 

@@ -1,4 +1,4 @@
-"""The console script on a real store: history, sessions, export/import, stats, errors."""
+"""The CLI on a real store: history, sessions, export/import, stats, errors."""
 
 from __future__ import annotations
 

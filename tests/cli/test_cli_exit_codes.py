@@ -19,7 +19,8 @@ from PIL import Image
 
 from chatkeep.cli.main import EXIT_CODES
 from chatkeep.errors import KINDS
-from clirun import chatkeep_exe, run
+from clirun import chatkeep_exe
+from clirun import run_process as run
 from support.provider_server import Text, overflow, unauthorized
 
 DOC = (Path(__file__).parents[2] / "docs" / "cli.md").read_text()

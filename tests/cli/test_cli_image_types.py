@@ -1,4 +1,4 @@
-"""Pasted images of any type through the console script: a browsa dump holding BMP, SVG and
+"""Pasted images of any type through the CLI: a browsa dump holding BMP, SVG and
 AVIF images imports whole, keeps their bytes, and a chat sends them as PNG (or a label)."""
 
 from __future__ import annotations

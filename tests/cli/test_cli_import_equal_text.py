@@ -1,5 +1,5 @@
 """Distinct conversations with equal text are never merged on import, and importing the same
-file twice still adds nothing the second time (SPEC §14); through the console script."""
+file twice still adds nothing the second time (SPEC §14); through the CLI."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """`chatkeep import` never wipes what the user stored (SPEC §14): a JSON object of no known
 format is refused (never taken as a browsa dump), and `--replace` writes a backup export of the
 profile it replaces first, names it, and replaces nothing when that backup cannot be written.
-Driven through the console script on SQLite and PostgreSQL."""
+Driven through the CLI on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 

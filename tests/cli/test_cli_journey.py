@@ -17,7 +17,7 @@ import pytest
 
 import chatkeep
 from attach.attach_pdfgen import figures_pdf
-from clirun import run
+from clirun import run_process as run
 from support.provider_server import HttpError, Text, overflow, provider_server  # noqa: F401
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"

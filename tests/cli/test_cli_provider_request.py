@@ -1,4 +1,4 @@
-"""`chatkeep provider …` and `chatkeep request` through the console script."""
+"""`chatkeep provider …` and `chatkeep request` through the CLI."""
 
 from __future__ import annotations
 

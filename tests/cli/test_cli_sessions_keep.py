@@ -1,4 +1,4 @@
-"""Saved sessions are never hidden or destroyed by the cap or by switching, through the console script."""
+"""Saved sessions are never hidden or destroyed by the cap or by switching, through the CLI."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Long attachments condensed by `chatkeep attach` through the console script: progress per
+"""Long attachments condensed by `chatkeep attach` through the CLI: progress per
 provider call, ``summaryError`` when the provider fails, and Ctrl-C that keeps the raw entry."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Condensing a long attachment is announced with its number of model calls and every call's
-usage is counted by `chatkeep usage` (SPEC §7.5), through the console script against the
+usage is counted by `chatkeep usage` (SPEC §7.5), through the CLI against the
 loopback server, which counts the requests."""
 
 from __future__ import annotations

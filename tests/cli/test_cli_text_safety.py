@@ -1,7 +1,7 @@
 """User text is never read as terminal markup, and session ids may be given by a unique prefix.
 
 Names, titles and entries holding rich markup (``[/]``, ``[draft]``, ``[bold]``), emoji codes
-and escape sequences go through every command that prints them, via the real console script.
+and escape sequences go through every command that prints them, through the CLI.
 """
 
 from __future__ import annotations

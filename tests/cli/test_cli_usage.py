@@ -1,4 +1,4 @@
-"""Usage through the console script: stored on replies, the chat usage line, `chatkeep usage`."""
+"""Usage through the CLI: stored on replies, the chat usage line, `chatkeep usage`."""
 
 from __future__ import annotations
 

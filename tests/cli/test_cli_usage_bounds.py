@@ -1,4 +1,4 @@
-"""Numbers in prices and usage are bounded, through the console script: prices are finite and
+"""Numbers in prices and usage are bounded, through the CLI: prices are finite and
 at most MAX_PRICE per million tokens, token counts and their totals fit in 64 bits, and every
 ``--json`` output is strict JSON (no ``Infinity`` or ``NaN``)."""
 

@@ -85,7 +85,7 @@ def test_server_transcript_preview_shows_the_chain_and_only_the_new_turn(
 
 
 def test_cli_request_json_matches_the_next_send(tmp_path, provider_server) -> None:
-    """`chatkeep request --json` through the console script: same chain, same body as the send."""
+    """`chatkeep request --json` through the CLI: same chain, same body as the send."""
     db = tmp_path / "plan.db"
     cli(
         db,

@@ -7,8 +7,8 @@ here), walks the document, and at one to three drawn places
 replaces the value by a value of another JSON type (null, a boolean, a number, a string, a
 list, an object, ~200 levels of nesting) or removes the key. The file is written and imported
 through the library (``chatkeep.import_file``, detected or named with ``source``), a few also
-through the console script. Either sessions are added, or a chatkeep error is raised (the
-console script: a typed exit status, no traceback) and the store is exactly as it was.
+through the CLI. Either sessions are added, or a chatkeep error is raised (the
+CLI: a typed exit status, no traceback) and the store is exactly as it was.
 ``budget(...)``: the CI figure; ``make fuzz`` runs 50×."""
 
 from __future__ import annotations

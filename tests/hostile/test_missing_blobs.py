@@ -183,7 +183,7 @@ def test_restore_quarantine_puts_back_what_reads_now(spec: Any) -> None:
 
 
 def test_cli_restore_quarantine(sqlite_spec: Any) -> None:
-    """`chatkeep doctor --restore-quarantine` restores through the console script and says so;
+    """`chatkeep doctor --restore-quarantine` restores through the CLI and says so;
     `chatkeep doctor --repair` afterwards moves nothing out of the session."""
     spec = sqlite_spec
     urls = _images(2)

@@ -1,7 +1,7 @@
 """Framework session ids at the public boundary, with the real installed frameworks: the one id
 rule of ``chatkeep.limits`` refuses, when the adapter is made, every id the store could not
 read back (NUL, over-long, empty, not Unicode), and writes nothing; a normal id, up to the
-longest allowed, round-trips through the adapter, the library and the console script."""
+longest allowed, round-trips through the adapter, the library and the CLI."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """No export file among the fixtures imports nothing with exit 0 (SPEC §14): every file under
 ``tests/fixtures/interop`` — the producers' own files under ``real/`` and the older ones beside
-them — imports at least one conversation through the console script, and every conversation it
+them — imports at least one conversation through the CLI, and every conversation it
 leaves out is reported with a reason. Importing it a second time adds nothing."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every export format through the console script: round trips (json, md, jsonl), one-session
+"""Every export format through the CLI: round trips (json, md, jsonl), one-session
 exports that import as one session, 0600 files, and an html page that is safe to share."""
 
 from __future__ import annotations

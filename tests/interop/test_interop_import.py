@@ -1,4 +1,4 @@
-"""Every foreign importer through the console script: counts, names, times, active branches,
+"""Every foreign importer through the CLI: counts, names, times, active branches,
 hidden nodes, images, attachments, idempotent re-import, and bad files refused whole."""
 
 from __future__ import annotations

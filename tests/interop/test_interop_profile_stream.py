@@ -1,4 +1,4 @@
-"""The whole-profile json export and import through the console script, streamed: the file is
+"""The whole-profile json export and import through the CLI, streamed: the file is
 the one-value-per-line layout ``Profile.export_to`` writes, it round-trips exactly (images in the
 archive, the live history, saved sessions), standard input still imports, and a truncated or
 corrupt file imports nothing and leaves the store as it was."""

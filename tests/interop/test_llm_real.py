@@ -1,6 +1,6 @@
 """``llm``'s ``logs.db`` as the real ``llm`` writes it: the installed release (run here, with the
 ``llm-echo`` model) and the databases older releases wrote (committed, see
-``tests/fixtures/interop/real/SOURCES.md``), each imported through the console script and
+``tests/fixtures/interop/real/SOURCES.md``), each imported through the CLI and
 compared with the test's own sqlite3 reading of the file (:func:`llm_logs.expected`)."""
 
 from __future__ import annotations

@@ -230,7 +230,7 @@ def test_an_older_sqlite_store_upgrades_and_finds_the_same(tmp_path: Path) -> No
 
 
 def test_cli_sessions_list_pages(tmp_path: Path) -> None:
-    """`chatkeep sessions list --limit/--offset` through the console script."""
+    """`chatkeep sessions list --limit/--offset` through the CLI."""
     db = tmp_path / "cli.db"
     with chatkeep.open(str(db)) as s:
         _fill(s, 12)
