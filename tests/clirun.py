@@ -26,9 +26,7 @@ def _text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace").replace("\r\n", "\n").replace("\r", "\n")
 
 
-def _in_process(
-    argv: list[str], stdin: str | None, env: dict[str, str | None]
-) -> tuple[int, str, str]:
+def _in_process(argv: list[str], stdin: str | None, env: dict[str, str]) -> tuple[int, str, str]:
     from click.testing import CliRunner
 
     from chatkeep.cli.main import main
@@ -56,21 +54,20 @@ def run(
     env: dict[str, str] | None = None,
     process: bool = False,
 ) -> subprocess.CompletedProcess[str]:
-    """``chatkeep --store STORE ARGS…`` with CHATKEEP_* unset and ``env`` added."""
+    """``chatkeep --store STORE ARGS…`` with ``env`` added to the test's environment (the
+    autouse ``isolated_user`` fixture has already unset the user's CHATKEEP_* variables)."""
     argv = ["--store", str(store_path), *args]
     if process:
-        full = {k: v for k, v in os.environ.items() if not k.startswith("CHATKEEP_")}
         proc = subprocess.run(
             [chatkeep_exe(), *argv],
             capture_output=True,
             text=True,
-            env={**full, **(env or {})},
+            env={**os.environ, **(env or {})},
             input=stdin,
             timeout=60,
         )
     else:
-        unset: dict[str, str | None] = {k: None for k in os.environ if k.startswith("CHATKEEP_")}
-        code, out, err = _in_process(argv, stdin, {**unset, **(env or {})})
+        code, out, err = _in_process(argv, stdin, env or {})
         proc = subprocess.CompletedProcess(["chatkeep", *argv], code, out, err)
     if ok:
         assert proc.returncode == 0, proc.stderr

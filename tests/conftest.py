@@ -8,8 +8,10 @@ then a missing server is a failure.
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +19,32 @@ import pytest
 import chatkeep
 from support.pg import PG_URL, pg_available, require_pg  # noqa: F401 - used by tests
 from support.stores import StoreSpec
+
+# What the test run itself is told: the server to use and the fuzz budget. Every other
+# CHATKEEP_* variable, and the provider fallback's OPENAI_* ones, are the user's and unset.
+_RUN_SETTINGS = {"CHATKEEP_TEST_PG", "CHATKEEP_FUZZ_SCALE", "CHATKEEP_BENCH_PG"}
+_USER_VARS = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL")
+
+
+@pytest.fixture(autouse=True)
+def isolated_user(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> Path:
+    """Every test runs as a user with no chatkeep settings of their own: the data, config, cache
+    and state directories are fresh (so the default store is never the real user's), and the
+    user's CHATKEEP_* and provider variables are unset. Child processes inherit the same."""
+    home = tmp_path_factory.mktemp("user")
+    for var, sub in (
+        ("XDG_DATA_HOME", "data"),
+        ("XDG_CONFIG_HOME", "config"),
+        ("XDG_CACHE_HOME", "cache"),
+        ("XDG_STATE_HOME", "state"),
+    ):
+        monkeypatch.setenv(var, str(home / sub))
+    for var in list(os.environ):
+        if (var.startswith("CHATKEEP_") and var not in _RUN_SETTINGS) or var in _USER_VARS:
+            monkeypatch.delenv(var)
+    return home
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
