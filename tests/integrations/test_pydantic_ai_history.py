@@ -178,3 +178,27 @@ def test_a_run_with_a_tool_call_saves_its_question_whole(store: chatkeep.Store) 
     run = agent.run_sync(["what shape?", picture], message_history=history.messages())
     history.add_messages(run.new_messages())
     assert any(isinstance(c, BinaryContent) for c in _prompt(history.messages()[0]))
+
+
+def test_every_stored_form_reads_back_whole(store: chatkeep.Store) -> None:
+    """Long replies (kept as blobs), text starting with NUL, tool calls and images come back
+    equal to what was saved; an entry chatkeep itself added reads as a plain message."""
+    from pydantic_ai.messages import ToolCallPart, ToolReturnPart
+
+    saved: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart(content="\x00starts with NUL")]),
+        ModelResponse(parts=[TextPart(content="long " * 3000)]),
+        ModelResponse(parts=[ToolCallPart(tool_name="measure", args={"unit": "px"})]),
+        ModelRequest(parts=[ToolReturnPart(tool_name="measure", content="48 by 48")]),
+        ModelRequest(
+            parts=[UserPromptPart(content=["look", BinaryContent(_png(), media_type="image/png")])]
+        ),
+        ModelResponse(parts=[TextPart(content="a square")]),
+    ]
+    history = ChatkeepMessageHistory(store, "pai-7")
+    history.add_messages(saved)
+    assert _dump(history.messages()) == _dump(saved)
+    store.sessions.extend("pai-7", [{"role": "user", "content": "typed in the panel"}])
+    back = history.messages()
+    assert _dump(back[:-1]) == _dump(saved)
+    assert _prompt(back[-1]) == ["typed in the panel"]

@@ -32,8 +32,9 @@ import base64
 import dataclasses
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import Field, Json, TypeAdapter, ValidationError
 from pydantic_ai.messages import (
     BinaryContent,
     ImageUrl,
@@ -44,6 +45,7 @@ from pydantic_ai.messages import (
     TextPart,
     UserPromptPart,
 )
+from typing_extensions import TypedDict  # Pydantic reads a TypedDict from here before 3.12
 
 import chatkeep
 
@@ -168,7 +170,23 @@ def _restored(entry: Entry) -> bytes:
         return kept.encode("utf-8")
     if _shows_images(entry):
         _walk(kept, _unurl)
-    return json.dumps(kept, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return _json(kept)
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+class _Kept(TypedDict):
+    """What a read needs of a stored entry: the message it keeps, as its JSON text (validated
+    on the way, in Rust), or as the parsed form when it shows images."""
+
+    pydanticAiMessage: Annotated[
+        Json[ModelMessage] | dict[str, Any], Field(union_mode="left_to_right")
+    ]
+
+
+_KEPT = TypeAdapter(list[_Kept])
 
 
 def _pai_content(content: Any, originals: dict[str, Any]) -> Any:
@@ -194,12 +212,17 @@ class ChatkeepMessageHistory:
 
     def messages(self) -> list[ModelMessage]:
         """The conversation, for ``agent.run(…, message_history=…)``."""
-        entries = self._saved.entries()
-        if not all(isinstance(e.get(MESSAGE_KEY), dict | str) for e in entries):
-            return [entry_to_message(e) for e in entries]
-        # one validation for the whole list, from the JSON texts as they are kept
-        data = b"[" + b",".join(_restored(e) for e in entries) + b"]"
-        return list(ModelMessagesTypeAdapter.validate_json(data))
+        texts = self._saved.entries_json()
+        try:  # the entries' texts as stored, validated in one pass of Pydantic's own parser
+            kept = _KEPT.validate_json("[" + ",".join(texts) + "]")
+        except ValidationError:  # an entry chatkeep wrote, or a text that does not read
+            return [entry_to_message(e) for e in self._saved.entries()]
+        out = [k["pydanticAiMessage"] for k in kept]
+        for i, m in enumerate(out):
+            if isinstance(m, dict):  # a message with images: its data URLs turned back
+                _walk(m, _unurl)
+                out[i] = ModelMessagesTypeAdapter.validate_json(b"[" + _json(m) + b"]")[0]
+        return out
 
     def add_messages(self, messages: Sequence[ModelMessage]) -> None:
         """Append messages (``result.new_messages()``)."""
