@@ -187,6 +187,19 @@ class _Kept(TypedDict):
 
 
 _KEPT = TypeAdapter(list[_Kept])
+#: Entries validated per call: one call per entry costs more, and so does one for a whole long
+#: session (its parsed JSON no longer fits the processor's caches).
+_CHUNK = 32
+
+
+def _message(kept: ModelMessage | dict[str, Any]) -> ModelMessage:
+    """A message read by :data:`_KEPT`; one kept in its parsed form (it shows images) has its
+    data URLs turned back and is validated on its own."""
+    if not isinstance(kept, dict):
+        return kept
+    _walk(kept, _unurl)
+    message: ModelMessage = ModelMessagesTypeAdapter.validate_json(b"[" + _json(kept) + b"]")[0]
+    return message
 
 
 def _pai_content(content: Any, originals: dict[str, Any]) -> Any:
@@ -213,15 +226,13 @@ class ChatkeepMessageHistory:
     def messages(self) -> list[ModelMessage]:
         """The conversation, for ``agent.run(…, message_history=…)``."""
         texts = self._saved.entries_json()
-        try:  # the entries' texts as stored, validated in one pass of Pydantic's own parser
-            kept = _KEPT.validate_json("[" + ",".join(texts) + "]")
+        out: list[ModelMessage] = []
+        try:  # the entries' texts as stored, validated by Pydantic's own parser, 32 at a time
+            for i in range(0, len(texts), _CHUNK):
+                kept = _KEPT.validate_json("[" + ",".join(texts[i : i + _CHUNK]) + "]")
+                out.extend(_message(k["pydanticAiMessage"]) for k in kept)
         except ValidationError:  # an entry chatkeep wrote, or a text that does not read
             return [entry_to_message(e) for e in self._saved.entries()]
-        out = [k["pydanticAiMessage"] for k in kept]
-        for i, m in enumerate(out):
-            if isinstance(m, dict):  # a message with images: its data URLs turned back
-                _walk(m, _unurl)
-                out[i] = ModelMessagesTypeAdapter.validate_json(b"[" + _json(m) + b"]")[0]
         return out
 
     def add_messages(self, messages: Sequence[ModelMessage]) -> None:
