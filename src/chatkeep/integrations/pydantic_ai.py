@@ -135,7 +135,7 @@ def message_to_entry(message: ModelMessage) -> Entry:
             f"a Pydantic AI message must be a ModelRequest or ModelResponse, got {type(message).__name__}",
             hint="pass what result.new_messages() / result.all_messages() return",
         )
-    text = ModelMessagesTypeAdapter.dump_json([message])[1:-1].decode("utf-8")
+    text = _message_json(message)
     view = _view(message)
     if view is None:
         kinds = ", ".join(sorted({p.part_kind for p in message.parts}))
@@ -145,6 +145,21 @@ def message_to_entry(message: ModelMessage) -> Entry:
     kept = json.loads(text)  # an image: its bytes as the data URL the view holds (stored once)
     _walk(kept, _binary_url)
     return {**view, MESSAGE_KEY: kept}
+
+
+def _message_json(message: ModelMessage) -> str:
+    """Pydantic AI's JSON of one message without its null fields when that reads back as the
+    same message (its full JSON dumped again is the same bytes; a field whose default is not
+    null keeps its null), else the full JSON: less to store, less to parse on every read."""
+    full = ModelMessagesTypeAdapter.dump_json([message])
+    short = ModelMessagesTypeAdapter.dump_json([message], exclude_none=True)
+    if (
+        short != full
+        and ModelMessagesTypeAdapter.dump_json(ModelMessagesTypeAdapter.validate_json(short))
+        != full
+    ):
+        short = full
+    return short[1:-1].decode("utf-8")
 
 
 def _shows_images(entry: Entry) -> bool:
