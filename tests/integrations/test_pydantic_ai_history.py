@@ -202,3 +202,21 @@ def test_every_stored_form_reads_back_whole(store: chatkeep.Store) -> None:
     back = history.messages()
     assert _dump(back[:-1]) == _dump(saved)
     assert _prompt(back[-1]) == ["typed in the panel"]
+
+
+def test_null_values_that_are_data_come_back(store: chatkeep.Store) -> None:
+    """A message is kept without its null fields only when it reads back the same: a tool
+    result whose content holds a null keeps it."""
+    from pydantic_ai.messages import ToolReturnPart
+
+    saved: list[ModelMessage] = [
+        ModelRequest(
+            parts=[ToolReturnPart(tool_name="lookup", content={"found": None, "tries": 2})]
+        ),
+        ModelResponse(parts=[TextPart(content="nothing found")]),
+    ]
+    history = ChatkeepMessageHistory(store, "pai-8")
+    history.add_messages(saved)
+    back = history.messages()
+    assert _dump(back) == _dump(saved)
+    assert back[0].parts[0].content == {"found": None, "tries": 2}  # type: ignore[union-attr]
