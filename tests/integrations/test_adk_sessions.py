@@ -171,3 +171,18 @@ def test_an_event_for_an_unknown_session_is_refused(store: chatkeep.Store) -> No
     with pytest.raises(ValueError):
         asyncio.run(service.append_event(session, event))
     assert store.sessions.list() == []
+
+
+def test_entries_chatkeep_added_read_as_plain_events(store: chatkeep.Store) -> None:
+    """An entry added to the session by chatkeep itself reads as a plain text event after the
+    events ADK stored, which come back equal."""
+    runner, service = _runner(store)
+    asyncio.run(service.create_session(app_name="trips", user_id="ann", session_id="m1"))
+    _ask(runner, "ann", "m1", types.Part(text="x" * 5000))  # a long question: kept as a blob
+    before = asyncio.run(service.get_session(app_name="trips", user_id="ann", session_id="m1"))
+    assert before is not None and len(before.events) == 2
+    sid = next(r["id"] for r in store.sessions.list() if r["id"].startswith("adk"))
+    store.sessions.extend(sid, [{"role": "user", "content": "typed in the panel"}])
+    got = asyncio.run(service.get_session(app_name="trips", user_id="ann", session_id="m1"))
+    assert got is not None and got.events[:2] == before.events
+    assert got.events[2].content.parts[0].text == "typed in the panel"  # type: ignore[union-attr,index]

@@ -178,3 +178,45 @@ def test_a_run_with_a_tool_call_saves_its_question_whole(store: chatkeep.Store) 
     run = agent.run_sync(["what shape?", picture], message_history=history.messages())
     history.add_messages(run.new_messages())
     assert any(isinstance(c, BinaryContent) for c in _prompt(history.messages()[0]))
+
+
+def test_every_stored_form_reads_back_whole(store: chatkeep.Store) -> None:
+    """Long replies (kept as blobs), text starting with NUL, tool calls and images come back
+    equal to what was saved; an entry chatkeep itself added reads as a plain message."""
+    from pydantic_ai.messages import ToolCallPart, ToolReturnPart
+
+    saved: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart(content="\x00starts with NUL")]),
+        ModelResponse(parts=[TextPart(content="long " * 3000)]),
+        ModelResponse(parts=[ToolCallPart(tool_name="measure", args={"unit": "px"})]),
+        ModelRequest(parts=[ToolReturnPart(tool_name="measure", content="48 by 48")]),
+        ModelRequest(
+            parts=[UserPromptPart(content=["look", BinaryContent(_png(), media_type="image/png")])]
+        ),
+        ModelResponse(parts=[TextPart(content="a square")]),
+    ]
+    history = ChatkeepMessageHistory(store, "pai-7")
+    history.add_messages(saved)
+    assert _dump(history.messages()) == _dump(saved)
+    store.sessions.extend("pai-7", [{"role": "user", "content": "typed in the panel"}])
+    back = history.messages()
+    assert _dump(back[:-1]) == _dump(saved)
+    assert _prompt(back[-1]) == ["typed in the panel"]
+
+
+def test_null_values_that_are_data_come_back(store: chatkeep.Store) -> None:
+    """A message is kept without its null fields only when it reads back the same: a tool
+    result whose content holds a null keeps it."""
+    from pydantic_ai.messages import ToolReturnPart
+
+    saved: list[ModelMessage] = [
+        ModelRequest(
+            parts=[ToolReturnPart(tool_name="lookup", content={"found": None, "tries": 2})]
+        ),
+        ModelResponse(parts=[TextPart(content="nothing found")]),
+    ]
+    history = ChatkeepMessageHistory(store, "pai-8")
+    history.add_messages(saved)
+    back = history.messages()
+    assert _dump(back) == _dump(saved)
+    assert back[0].parts[0].content == {"found": None, "tries": 2}  # type: ignore[union-attr]

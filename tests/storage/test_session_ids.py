@@ -16,6 +16,7 @@ BAD = {"nul": "a\x00b", "over-long": "s" * (MAX_ID_CHARS + 1), "empty": ""}
 
 CALLS = {
     "get": lambda s, i: s.sessions.get(i),
+    "entries_json": lambda s, i: s.sessions.entries_json(i),
     "row": lambda s, i: s.sessions.row(i),
     "update": lambda s, i: s.sessions.update(i),
     "append": lambda s, i: s.sessions.append(i, ENTRY),

@@ -34,6 +34,12 @@ class SavedConversation:
         found = self.store.sessions.get(self.session_id)
         return list(found["history"]) if found else []
 
+    def entries_json(self) -> list[str]:
+        """The entries as their JSON texts (:meth:`chatkeep.Store.sessions.entries_json`: one
+        read, nothing parsed), for an adapter whose framework parses its own objects."""
+        texts: list[str] | None = self.store.sessions.entries_json(self.session_id)
+        return texts or []
+
     def extend(self, new: list[Entry]) -> None:
         if not new:
             return

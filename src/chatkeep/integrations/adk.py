@@ -25,7 +25,7 @@ import hashlib
 import json
 import time
 import uuid
-from typing import Any
+from typing import Annotated, Any
 
 from google.adk.errors.already_exists_error import AlreadyExistsError
 from google.adk.errors.session_not_found_error import SessionNotFoundError
@@ -33,6 +33,8 @@ from google.adk.events import Event
 from google.adk.sessions import BaseSessionService, Session
 from google.adk.sessions.base_session_service import GetSessionConfig, ListSessionsResponse
 from google.adk.sessions.state import State
+from pydantic import Field, Json, TypeAdapter, ValidationError
+from typing_extensions import TypedDict  # Pydantic reads a TypedDict from here before 3.12
 
 import chatkeep
 
@@ -140,6 +142,35 @@ def entry_to_event(entry: Entry) -> Event:
     )
 
 
+class _Kept(TypedDict):
+    """What a read needs of a stored entry: the event it keeps, as its JSON text (validated on
+    the way, in Rust), or as the parsed form when it shows images."""
+
+    adkEvent: Annotated[Json[Event] | dict[str, Any], Field(union_mode="left_to_right")]
+
+
+_KEPT = TypeAdapter(list[_Kept])
+_CHUNK = 32  # entries validated per call (as the Pydantic AI adapter reads)
+
+
+def _events(saved: SavedConversation) -> list[Event]:
+    """A session's events from the entries' stored texts, validated by Pydantic's own parser
+    (no parse of ours first); entries chatkeep wrote take the decoding read."""
+    texts = saved.entries_json()
+    out: list[Event] = []
+    try:
+        for i in range(0, len(texts), _CHUNK):
+            for k in _KEPT.validate_json("[" + ",".join(texts[i : i + _CHUNK]) + "]"):
+                kept = k["adkEvent"]
+                if isinstance(kept, dict):  # an event with images: its data URLs turned back
+                    _blob_urls(kept, to_url=False)
+                    kept = Event.model_validate(kept)
+                out.append(kept)
+    except ValidationError:  # an entry chatkeep wrote, or a text that does not read
+        return [entry_to_event(e) for e in saved.entries()]
+    return out
+
+
 class ChatkeepSessionService(BaseSessionService):
     """ADK sessions kept as saved chatkeep sessions of ``store``."""
 
@@ -231,8 +262,7 @@ class ChatkeepSessionService(BaseSessionService):
         meta = self.store.local.get(_meta_key(app, user, sid.strip()))
         if not isinstance(meta, dict):
             return None
-        saved = SavedConversation(self.store, _chatkeep_id(app, user, meta["id"]))
-        events = [entry_to_event(e) for e in saved.entries()]
+        events = _events(SavedConversation(self.store, _chatkeep_id(app, user, meta["id"])))
         if config is not None:
             if config.num_recent_events is not None:
                 n = config.num_recent_events

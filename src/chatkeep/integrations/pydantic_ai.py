@@ -32,8 +32,9 @@ import base64
 import dataclasses
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Annotated, Any
 
+from pydantic import Field, Json, TypeAdapter, ValidationError
 from pydantic_ai.messages import (
     BinaryContent,
     ImageUrl,
@@ -44,6 +45,7 @@ from pydantic_ai.messages import (
     TextPart,
     UserPromptPart,
 )
+from typing_extensions import TypedDict  # Pydantic reads a TypedDict from here before 3.12
 
 import chatkeep
 
@@ -133,7 +135,7 @@ def message_to_entry(message: ModelMessage) -> Entry:
             f"a Pydantic AI message must be a ModelRequest or ModelResponse, got {type(message).__name__}",
             hint="pass what result.new_messages() / result.all_messages() return",
         )
-    text = ModelMessagesTypeAdapter.dump_json([message])[1:-1].decode("utf-8")
+    text = _message_json(message)
     view = _view(message)
     if view is None:
         kinds = ", ".join(sorted({p.part_kind for p in message.parts}))
@@ -143,6 +145,21 @@ def message_to_entry(message: ModelMessage) -> Entry:
     kept = json.loads(text)  # an image: its bytes as the data URL the view holds (stored once)
     _walk(kept, _binary_url)
     return {**view, MESSAGE_KEY: kept}
+
+
+def _message_json(message: ModelMessage) -> str:
+    """Pydantic AI's JSON of one message without its null fields when that reads back as the
+    same message (its full JSON dumped again is the same bytes; a field whose default is not
+    null keeps its null), else the full JSON: less to store, less to parse on every read."""
+    full = ModelMessagesTypeAdapter.dump_json([message])
+    short = ModelMessagesTypeAdapter.dump_json([message], exclude_none=True)
+    if (
+        short != full
+        and ModelMessagesTypeAdapter.dump_json(ModelMessagesTypeAdapter.validate_json(short))
+        != full
+    ):
+        short = full
+    return short[1:-1].decode("utf-8")
 
 
 def _shows_images(entry: Entry) -> bool:
@@ -168,7 +185,36 @@ def _restored(entry: Entry) -> bytes:
         return kept.encode("utf-8")
     if _shows_images(entry):
         _walk(kept, _unurl)
-    return json.dumps(kept, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return _json(kept)
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+class _Kept(TypedDict):
+    """What a read needs of a stored entry: the message it keeps, as its JSON text (validated
+    on the way, in Rust), or as the parsed form when it shows images."""
+
+    pydanticAiMessage: Annotated[
+        Json[ModelMessage] | dict[str, Any], Field(union_mode="left_to_right")
+    ]
+
+
+_KEPT = TypeAdapter(list[_Kept])
+#: Entries validated per call: one call per entry costs more, and so does one for a whole long
+#: session (its parsed JSON no longer fits the processor's caches).
+_CHUNK = 32
+
+
+def _message(kept: ModelMessage | dict[str, Any]) -> ModelMessage:
+    """A message read by :data:`_KEPT`; one kept in its parsed form (it shows images) has its
+    data URLs turned back and is validated on its own."""
+    if not isinstance(kept, dict):
+        return kept
+    _walk(kept, _unurl)
+    message: ModelMessage = ModelMessagesTypeAdapter.validate_json(b"[" + _json(kept) + b"]")[0]
+    return message
 
 
 def _pai_content(content: Any, originals: dict[str, Any]) -> Any:
@@ -194,12 +240,15 @@ class ChatkeepMessageHistory:
 
     def messages(self) -> list[ModelMessage]:
         """The conversation, for ``agent.run(…, message_history=…)``."""
-        entries = self._saved.entries()
-        if not all(isinstance(e.get(MESSAGE_KEY), dict | str) for e in entries):
-            return [entry_to_message(e) for e in entries]
-        # one validation for the whole list, from the JSON texts as they are kept
-        data = b"[" + b",".join(_restored(e) for e in entries) + b"]"
-        return list(ModelMessagesTypeAdapter.validate_json(data))
+        texts = self._saved.entries_json()
+        out: list[ModelMessage] = []
+        try:  # the entries' texts as stored, validated by Pydantic's own parser, 32 at a time
+            for i in range(0, len(texts), _CHUNK):
+                kept = _KEPT.validate_json("[" + ",".join(texts[i : i + _CHUNK]) + "]")
+                out.extend(_message(k["pydanticAiMessage"]) for k in kept)
+        except ValidationError:  # an entry chatkeep wrote, or a text that does not read
+            return [entry_to_message(e) for e in self._saved.entries()]
+        return out
 
     def add_messages(self, messages: Sequence[ModelMessage]) -> None:
         """Append messages (``result.new_messages()``)."""

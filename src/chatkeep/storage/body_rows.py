@@ -174,6 +174,16 @@ class BodyRows:
         r = self.rows(self._b.joined_items_sql, (sid,))  # one row fetched, joined in SQL
         return "[" + str(r[0][1]) + "]" if r and r[0][0] else "[]"
 
+    def items_texts(self, sid: str) -> list[str] | None:
+        """The stored texts of the rows of ``sid``'s body, in order; ``None`` when the body is
+        not kept as rows (absent, or stored whole)."""
+        if self.kv_form(SESSION_BODY_PREFIX + sid) != BODY_MARK:
+            return None
+        got = self.rows(
+            "SELECT value FROM ck_session_items WHERE profile=? AND sid=? ORDER BY pos", (sid,)
+        )
+        return [str(v) for (v,) in got]
+
     def kv_form(self, key: str) -> str | None:
         """The ``ck_kv`` text of a body key (:data:`BODY_MARK` for rows), ``None`` if absent."""
         r = self.rows("SELECT value FROM ck_kv WHERE profile=? AND key=?", (key,))

@@ -55,6 +55,7 @@ from .drawer_rows import (
 )
 from .history import Entries, History
 from .legacy_index import body_key, migrate_index, needs_migration, text_digest
+from .session_texts import SessionTexts
 from .sql import Tx, now_ms
 from .stored_copy import body_len, body_name, put_body
 from .switching import Body, Switching
@@ -66,7 +67,7 @@ __all__ = ["MIN_ID_PREFIX", "Sessions", "auto_name"]
 MIN_ID_PREFIX = 4
 
 
-class Sessions(Switching):
+class Sessions(Switching, SessionTexts):
     """``store.sessions``: the drawer (and its evicted list)."""
 
     def __init__(self, backend: Backend, profile: str, history: History) -> None:
