@@ -15,7 +15,7 @@ from .backend import Backend
 from .search_schema import BACKFILL as SEARCH_BACKFILL
 from .search_schema import FTS_STATEMENTS, SQLITE_ROWS, SQLITE_TRGM, SQLITE_VECTORS, search_ready
 from .search_schema import OPTIONAL as SEARCH_OPTIONAL
-from .search_tail import FLUSH_ROWS, SQLITE_FTS_TAIL, flush, set_mark
+from .search_tail import FLUSH_ROWS, FTS_HASH, SQLITE_FTS_TAIL, flush, set_mark
 from .search_tail import STATEMENTS as TAIL_STATEMENTS
 from .sql import Migration
 from .sqlite_order import (
@@ -277,7 +277,7 @@ class SQLiteBackend(Backend):
         return (
             *super().migrations(),
             *(SESSION_FTS, SESSION_TEXT, SESSION_NAMES, SESSION_ORDER, DIGEST_TRGM),
-            *(SQLITE_ROWS, SQLITE_TRGM, SEARCH_BACKFILL, SQLITE_VECTORS, SQLITE_FTS_TAIL),
+            *(SQLITE_ROWS, SQLITE_TRGM, SEARCH_BACKFILL, SQLITE_VECTORS, SQLITE_FTS_TAIL, FTS_HASH),
         )
 
     def rebuilt_by(self, migration: Migration) -> tuple[str, ...]:
