@@ -123,10 +123,12 @@ def problem(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
                 return f"the value at {_where(_path(chain))} nests deeper than {max_depth} levels"
             is_dict = t is dict
             for k, item in v.items() if is_dict else enumerate(v):
-                if is_dict and type(k) is not str:
-                    return f"object keys must be strings, got {k!r} at {_where(_path(chain))}"
-                if is_dict and not k.isascii() and not is_unicode(k):
-                    return f"the key {_shown(k)} at {_where(_path(chain))} is not valid Unicode"
+                if is_dict:
+                    if type(k) is not str:
+                        return f"object keys must be strings, got {k!r} at {_where(_path(chain))}"
+                    if not k.isascii() and not is_unicode(k):
+                        where = _where(_path(chain))
+                        return f"the key {_shown(k)} at {where} is not valid Unicode"
                 ti = type(item)
                 if ti is str:
                     if item.isascii() or is_unicode(item):

@@ -81,16 +81,16 @@ class BodyBatch:
             return
         tx = self.tx
         taken = _taken(tx, [h[0] for h in held])
-        for sid, entries, rows, blobs in held:
+        for sid, entries, rows, own in held:
             if sid in taken:  # replaces what is there, as a one-by-one write does
-                tx.body_replace(SESSION_BODY_PREFIX + sid, rows, blobs, value=entries)
+                tx.body_replace(SESSION_BODY_PREFIX + sid, rows, own, value=entries)
         fresh = [h for h in held if h[0] not in taken]
         if not fresh:
             return
         tx.bump("kv")
         blobs: dict[str, Blob] = {}
-        for _s, _e, _r, own in fresh:
-            blobs.update(own)
+        for _s, _e, _r, theirs in fresh:
+            blobs.update(theirs)
         tx.put_blobs(blobs)
         placed = [
             (sid, pos, d, t) for sid, _e, rows, _b in fresh for pos, (t, d) in enumerate(rows)
@@ -104,6 +104,6 @@ class BodyBatch:
                 [v for key in keys for v in (tx.profile, key, BODY_MARK)],
             )
         tx.search_sessions_new([(sid, entries) for sid, entries, _r, _b in fresh])
-        for sid, _e, _r, own in fresh:
-            if own:
-                tx.add_refs("k:" + SESSION_BODY_PREFIX + sid, own)
+        for sid, _e, _r, theirs in fresh:
+            if theirs:
+                tx.add_refs("k:" + SESSION_BODY_PREFIX + sid, theirs)
