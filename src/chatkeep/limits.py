@@ -87,47 +87,76 @@ def _scalar_problem(v: Any, path: str) -> str | None:
     return None
 
 
+#: Where a value sits, kept unrendered while walking: ``(parent, key, key is an object key)``,
+#: ``None`` for the top. Only a value that breaks a limit has its path written out.
+_Chain = tuple[Any, Any, bool] | None
+
+
+def _path(chain: _Chain) -> str:
+    """The path of ``chain`` as errors name it (an object key ``a.b``, a list index ``a[0]``;
+    a long path keeps its last characters at each object key, :func:`_where`)."""
+    steps: list[tuple[Any, bool]] = []
+    while chain is not None:
+        chain, key, is_key = chain
+        steps.append((key, is_key))
+    path = ""
+    for key, is_key in reversed(steps):
+        if is_key:
+            path = _where(path + "." + key) if path else key
+        else:
+            path = f"{path}[{key}]"
+    return path
+
+
 def problem(value: Any, max_depth: int = MAX_DEPTH) -> str | None:
     """Why ``value`` breaks a limit (a sentence naming the limit and where), or ``None``.
 
-    Iterative depth-first walk; every node is visited once."""
-    stack: list[tuple[Any, int, str]] = [(value, 0, "")]
+    Iterative depth-first walk; every node is visited once. Valid strings and numbers are
+    checked in line, and a path is written out only for the value that breaks a limit."""
+    stack: list[tuple[Any, int, _Chain]] = [(value, 0, None)]
     pop, push = stack.pop, stack.append
     while stack:
-        v, depth, path = pop()
+        v, depth, chain = pop()
         t = type(v)
         if t is dict or t is list or t is tuple:
             if depth >= max_depth:
-                return f"the value at {_where(path)} nests deeper than {max_depth} levels"
-            items = v.items() if t is dict else enumerate(v)
-            for k, item in items:
-                if t is dict:
+                return f"the value at {_where(_path(chain))} nests deeper than {max_depth} levels"
+            is_dict = t is dict
+            for k, item in v.items() if is_dict else enumerate(v):
+                if is_dict:
                     if type(k) is not str:
-                        return f"object keys must be strings, got {k!r} at {_where(path)}"
+                        return f"object keys must be strings, got {k!r} at {_where(_path(chain))}"
                     if not k.isascii() and not is_unicode(k):
-                        return f"the key {_shown(k)} at {_where(path)} is not valid Unicode"
-                    sub = f"{_where(path + '.' + k)}" if path else k
-                else:
-                    sub = f"{path}[{k}]"
+                        where = _where(_path(chain))
+                        return f"the key {_shown(k)} at {where} is not valid Unicode"
                 ti = type(item)
-                if ti is str or ti is int or ti is float:
-                    why = _scalar_problem(item, sub)
-                    if why:
-                        return why
-                elif ti is not bool and item is not None:
-                    push((item, depth + 1, sub))
+                if ti is str:
+                    if item.isascii() or is_unicode(item):
+                        continue
+                elif ti is int:
+                    if MIN_INT <= item <= MAX_INT:
+                        continue
+                elif ti is float:
+                    if math.isfinite(item):
+                        continue
+                elif ti is bool or item is None:
+                    continue
+                else:
+                    push((item, depth + 1, (chain, k, is_dict)))
+                    continue
+                return _scalar_problem(item, _path((chain, k, is_dict)))
             continue
         if t in _SCALARS:
-            why = _scalar_problem(v, path)
+            why = _scalar_problem(v, _path(chain))
             if why:
                 return why
             continue
         for base in (bool, str, int, float, dict, list, tuple):  # subclasses: check as the base
             if isinstance(v, base):
-                push((base(v), depth, path))  # type: ignore[arg-type]
+                push((base(v), depth, chain))  # type: ignore[arg-type]
                 break
         else:
-            return f"the value at {_where(path)} is not JSON-compatible ({t.__name__})"
+            return f"the value at {_where(_path(chain))} is not JSON-compatible ({t.__name__})"
     return None
 
 

@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import chatkeep
-from chatkeep.storage.search_tail import FLUSH_ROWS, flush
+from chatkeep.storage.search_tail import FLUSH_ROWS, HASH_BYTES, flush
 
 
 def _fts_ids(db: str, word: str) -> list[int]:
@@ -87,6 +87,25 @@ def test_import_writes_its_rows_into_fts_at_its_end(tmp_path: Path) -> None:
         assert upto == top
         assert len(_fts_ids(db, "quetzal")) == FLUSH_ROWS + 5
         assert len(store.search("quetzal", mode="text", limit=500)) == FLUSH_ROWS + 5
+
+
+def test_fts5_keeps_more_in_memory_and_an_import_is_indexed_whole(tmp_path: Path) -> None:
+    """FTS5 holds up to :data:`HASH_BYTES` of pending index in memory (migration 0023); a
+    large import is found whole, by FTS5 and by the search."""
+    db = str(tmp_path / "s.db")
+    with chatkeep.open(db) as store:
+        with sqlite3.connect(db) as con:
+            got = con.execute("SELECT v FROM ck_search_fts_config WHERE k = 'hashsize'")
+            assert got.fetchone()[0] == HASH_BYTES
+        words = " ".join(f"w{k:05d}" for k in range(4000))  # ~28,000 distinct trigrams each
+        store.sessions.add_many(
+            ({"id": f"s{i}", "name": f"S{i}"}, [{"role": "user", "content": f"axolotl{i} {words}"}])
+            for i in range(120)
+        )
+        assert _mark(db)[0] == _mark(db)[1]
+        assert len(_fts_ids(db, "axolotl")) == 120
+        assert len(_fts_ids(db, "axolotl7 ")) == 1
+        assert len(store.search("axolotl", mode="text", limit=500)) == 120
 
 
 def test_doctor_finds_nothing_missing_and_repairs_a_dropped_mark(tmp_path: Path) -> None:

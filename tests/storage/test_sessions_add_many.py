@@ -82,3 +82,21 @@ def test_add_many_rejects_bad_ids(store: chatkeep.Store) -> None:
         with pytest.raises(chatkeep.InvalidValue):
             store.sessions.add_many([({"id": bad}, [user("q")])])
     assert store.sessions.list() == []
+
+
+def test_add_many_replaces_what_a_new_id_left_behind(store: chatkeep.Store) -> None:
+    """A body stored under an id the drawer does not list (written by other means) is replaced
+    whole by the batch's body: its rows, search rows and image references go with it."""
+    sid = "d" * 32
+    with store._backend.transaction(store.profile) as tx:
+        tx.kv_put("session_" + sid, [image_entry("old wombat words", png_data_url(5))])
+    rows = [
+        ({"id": "e" * 32, "name": "Other", "createdAt": 1}, [user("other numbat")]),
+        ({"id": sid, "name": "Kept", "createdAt": 2}, [user("new numbat words")]),
+    ]
+    assert [r["id"] for r in store.sessions.add_many(rows)] == ["e" * 32, sid]
+    assert store.sessions.get(sid)["history"] == [user("new numbat words")]
+    assert store.search("wombat", mode="text") == []
+    found = {(h["sessionId"], h["index"]) for h in store.search("numbat", mode="text")}
+    assert found == {(sid, 0), ("e" * 32, 0)}
+    assert store.stats()["blobs"] == 0

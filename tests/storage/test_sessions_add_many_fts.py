@@ -49,3 +49,50 @@ def test_add_many_indexes_a_batch_in_one_segment_at_one_by_one_rowids(tmp_path: 
             store.sessions.add_many([item])
         assert [r["id"] for r in store.sessions.list("kiwis", limit=25)] == found
     assert _rids(tmp_path / "many.db") == _rids(tmp_path / "one.db")
+
+
+def _trgm_sql(path: Path) -> str:
+    with sqlite3.connect(path) as db:
+        row = db.execute("SELECT sql FROM sqlite_master WHERE name='ck_session_trgm'").fetchone()
+    return str(row[0])
+
+
+def test_a_digest_holding_every_trigram_apart_is_not_a_match(tmp_path: Path) -> None:
+    """The digest index knows which sessions hold a trigram, not where: a digest holding all
+    of the needle's trigrams, but not the needle, is no match (the digest itself is checked)."""
+    rows = [
+        ({"id": "a" * 32, "name": "one", "createdAt": 1}, [user("abcx bcdx"), assistant("ok")]),
+        ({"id": "b" * 32, "name": "two", "createdAt": 2}, [user("the abcd here")]),
+    ]
+    with chatkeep.open(tmp_path / "d.db") as store:
+        store.sessions.add_many(rows)
+        for limit in (None, 1, 5):
+            assert [r["id"] for r in store.sessions.list("abcd", limit=limit)] == ["b" * 32]
+        assert [r["id"] for r in store.sessions.list("bcdx")] == ["a" * 32]
+        assert [r["id"] for r in store.sessions.list('x "q')] == []
+    assert "detail=none" in _trgm_sql(tmp_path / "d.db")
+
+
+def test_migration_0022_remakes_a_digest_index_with_positions(tmp_path: Path) -> None:
+    """A store whose digest index holds positions (made before 0022) gets it made again
+    without them, from the digests; searches find the same sessions."""
+    path = tmp_path / "old.db"
+    batch = _batch(30)
+    with chatkeep.open(path) as store:
+        store.sessions.add_many(batch)
+        before = [r["id"] for r in store.sessions.list("kiwis")]
+    with sqlite3.connect(path) as db:
+        sql = _trgm_sql(path).replace(", detail=none", "")
+        db.execute("DROP TABLE ck_session_trgm")
+        db.execute(sql)
+        db.execute("INSERT INTO ck_session_trgm (ck_session_trgm) VALUES ('rebuild')")
+        db.execute("DELETE FROM ck_migrations WHERE name = '0022_sqlite_digest_trgm'")
+    assert "detail=none" not in _trgm_sql(path)
+    with chatkeep.open(path) as store:
+        assert [r["id"] for r in store.sessions.list("kiwis")] == before
+        assert len(before) == 30
+        store.sessions.add_many([({"id": "f" * 32, "name": "late"}, [user("kiwis too")])])
+        assert "f" * 32 in {r["id"] for r in store.sessions.list("kiwis")}
+    assert "detail=none" in _trgm_sql(path)
+    with sqlite3.connect(path) as db:  # raises when the index does not match its digests
+        db.execute("INSERT INTO ck_session_trgm (ck_session_trgm) VALUES ('integrity-check')")

@@ -17,7 +17,7 @@ Bodies stored whole before this layout (the list's text in ``ck_kv``) still read
 migration ``0021_session_items_fill`` moves them into rows, and an append or a pop meeting one
 left behind (a store written since by other means) moves it first.
 
-Every row written passes through :func:`insert_rows`, and every row removed through
+Every row written passes through :func:`insert_placed`, and every row removed through
 :meth:`BodyRows.items_delete` or :meth:`BodyRows.items_pop`: the places anything derived from
 body entries (a search index) keeps itself in step. Blob references of a body's rows all belong
 to the key's owner ``k:session_<id>``, as they did when the body was one value.
@@ -106,14 +106,25 @@ def insert_rows(
     rows: Sequence[Row],
     pending: bool = False,
 ) -> None:
-    """Insert ``rows`` as the entries of ``sid`` from position ``start`` on: the one place body
-    rows are written (a hundred per statement). ``pending``: their text is not in the
-    session's digest yet (an append)."""
+    """Insert ``rows`` as the entries of ``sid`` from position ``start`` on. ``pending``:
+    their text is not in the session's digest yet (an append)."""
+    placed = [(sid, start + k, dchars, text) for k, (text, dchars) in enumerate(rows)]
+    insert_placed(execute, profile, placed, pending)
+
+
+def insert_placed(
+    execute: Callable[[str, Sequence[Any]], None],
+    profile: str,
+    rows: Sequence[tuple[str, int, int | None, str]],
+    pending: bool = False,
+) -> None:
+    """Insert ``(sid, pos, dchars, stored text)`` rows, of one session or several: the one
+    place body rows are written (a hundred per statement)."""
     for i in range(0, len(rows), _BATCH):
         chunk = rows[i : i + _BATCH]
         params: list[Any] = []
-        for k, (text, dchars) in enumerate(chunk):
-            params += [profile, sid, start + i + k, dchars, int(pending), text]
+        for sid, pos, dchars, text in chunk:
+            params += [profile, sid, pos, dchars, int(pending), text]
         execute(
             "INSERT INTO ck_session_items (profile, sid, pos, dchars, pending, value) VALUES "
             + ",".join(["(?,?,?,?,?,?)"] * len(chunk)),

@@ -107,9 +107,13 @@ def text_blobs_for(key: str) -> bool:
     return key not in GET_ALL_KEYS and key != SESSIONS_INDEX_KEY
 
 
+#: The stored JSON form (made once: ``json.dumps`` with options builds an encoder per call).
+_ENCODER = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+
+
 def dumps(value: Any) -> str:
     try:
-        return json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        return _ENCODER.encode(value)
     except (TypeError, ValueError) as exc:
         raise InvalidValue(f"value is not JSON-compatible: {exc}") from None
 

@@ -102,9 +102,13 @@ class SearchRows:
 
     def _insert_items(self, place: str, owner: str, items: Iterable[Item]) -> None:
         """Write the rows of ``items``, a few hundred to a statement."""
+        self._insert_owned(place, [(owner, item) for item in items])
+
+    def _insert_owned(self, place: str, items: Iterable[tuple[str, Item]]) -> None:
+        """Write the rows of ``(owner, item)`` pairs (of one owner or several)."""
         rows = [
             (self.profile, place, owner, pos, part, role, created, th, chunk)
-            for pos, role, created, th, text in items
+            for owner, (pos, role, created, th, text) in items
             for part, chunk in enumerate(chunks(text))
         ]
         for k in range(0, len(rows), _ROWS_PER_STATEMENT):
@@ -248,6 +252,21 @@ class SearchRows:
         fresh = [it for p, it in wanted.items() if p not in have or have[p] != it[3]]
         if fresh:
             self._insert_items(self._session_place(owner), owner, fresh)
+
+    def search_sessions_new(self, bodies: Iterable[tuple[str, list[Any]]]) -> None:
+        """Index the bodies (the values themselves) of sessions in the drawer that have no
+        rows yet, as ``(owner, entries)``: their rows in multi-row statements, whatever owner."""
+        if not self._b.search_rows:
+            return
+        self._insert_owned(
+            "s",
+            [
+                (owner, item)
+                for owner, entries in bodies
+                for item in (self.search_items(v, i, None, _as_is) for i, v in enumerate(entries))
+                if item is not None
+            ],
+        )
 
     def search_body_extended(
         self, owner: str, start: int, added: list[Any], blobs: dict[str, Blob]

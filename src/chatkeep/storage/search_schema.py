@@ -152,8 +152,10 @@ PG_VECTORS = Migration(
 
 #: Migration 0018 (SQLite): FTS5 written behind the rows (:mod:`.search_tail`).
 TAIL = "0018_sqlite_search_tail"
+#: Migration 0023 (SQLite): FTS5 keeps more of an import's index in memory (:mod:`.search_tail`).
+HASH_SIZE = "0023_sqlite_fts_hashsize"
 #: Migrations a read-only store may lack (its searches then say so).
-OPTIONAL = {SQLITE_ROWS.name, SQLITE_TRGM.name, BACKFILL.name, SQLITE_VECTORS.name, TAIL}
+OPTIONAL = {SQLITE_ROWS.name, SQLITE_TRGM.name, BACKFILL.name, SQLITE_VECTORS.name, TAIL, HASH_SIZE}
 
 
 def search_ready(backend: Any) -> None:

@@ -55,6 +55,7 @@ from .drawer_rows import (
 )
 from .history import Entries, History
 from .legacy_index import body_key, migrate_index, needs_migration, text_digest
+from .session_batch import BodyBatch
 from .session_texts import SessionTexts
 from .sql import Tx, now_ms
 from .stored_copy import body_len, body_name, put_body
@@ -256,10 +257,11 @@ class Sessions(Switching, SessionTexts):
         """Add saved sessions with given ``id``, ``name`` and ``createdAt`` (an import; the
         name is kept whole, up to :data:`~chatkeep.constants.IMPORTED_NAME_MAX` characters).
 
-        One write transaction for the whole batch: each body is validated and written as it
-        comes (a long iterable is never held in memory); index rows and digests are appended
-        a few hundred at a time, one statement each (:mod:`.batch_rows`), so the cost follows
-        the batch, not the drawer; a large batch then refreshes the search indexes' statistics. A row whose id is already saved (or repeated in the batch) is
+        One write transaction for the whole batch: each body is validated as it comes (a long
+        iterable is never held in memory); bodies, index rows and digests are written a few
+        hundred sessions at a time in multi-row statements (:mod:`.session_batch`,
+        :mod:`.batch_rows`), so the cost follows the batch, not the drawer; a large batch then
+        refreshes the search indexes' statistics. A row whose id is already saved (or repeated in the batch) is
         skipped: adding a batch twice adds nothing. Any error (an invalid body, or one the
         iterable raises) rolls back everything — unless ``skip_invalid`` is given: a body that
         is not valid is then left out and passed to it with its error (an import reports it),
@@ -269,7 +271,7 @@ class Sessions(Switching, SessionTexts):
         added: RowList = []
         with self._b.transaction(self._profile) as tx:
             known: set[str] = set()  # ids of this batch; earlier ones are looked up
-            batch = SessionBatch(tx)  # index rows and digests; bodies are written as they come
+            batch, bodies = SessionBatch(tx), BodyBatch(tx)  # index rows, digests; bodies
             for row, body in sessions:
                 sid = check_id_as(row.get("id"), hint="derive ids from the source's own ids")
                 if sid in known or tx.index_has_id(sid):
@@ -291,10 +293,11 @@ class Sessions(Switching, SessionTexts):
                     "createdAt": ms_or_now(created),
                     "pinned": bool(row.get("pinned", False)),
                 }
-                tx.kv_put(body_key(sid), body, checked=True)  # validated just above
+                bodies.add(sid, list(body))  # validated just above
                 batch.add(new, text_digest(body))
                 known.add(sid)
                 added.append(light(new))
+            bodies.flush()
             batch.flush()
         if len(added) >= self._b.bulk_rows:
             self._b.refresh_statistics()

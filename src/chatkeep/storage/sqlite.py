@@ -15,7 +15,7 @@ from .backend import Backend
 from .search_schema import BACKFILL as SEARCH_BACKFILL
 from .search_schema import FTS_STATEMENTS, SQLITE_ROWS, SQLITE_TRGM, SQLITE_VECTORS, search_ready
 from .search_schema import OPTIONAL as SEARCH_OPTIONAL
-from .search_tail import FLUSH_ROWS, SQLITE_FTS_TAIL, flush, set_mark
+from .search_tail import FLUSH_ROWS, FTS_HASH, SQLITE_FTS_TAIL, flush, set_mark
 from .search_tail import STATEMENTS as TAIL_STATEMENTS
 from .sql import Migration
 from .sqlite_order import (
@@ -30,6 +30,7 @@ from .sqlite_search import (
     _NAME_TABLE,
     _OPTIONAL,
     _TEXT_TABLE,
+    DIGEST_TRGM,
     SESSION_FTS,
     SESSION_NAMES,
     SESSION_TEXT,
@@ -275,8 +276,8 @@ class SQLiteBackend(Backend):
     def migrations(self) -> tuple[Migration, ...]:
         return (
             *super().migrations(),
-            *(SESSION_FTS, SESSION_TEXT, SESSION_NAMES, SESSION_ORDER),
-            *(SQLITE_ROWS, SQLITE_TRGM, SEARCH_BACKFILL, SQLITE_VECTORS, SQLITE_FTS_TAIL),
+            *(SESSION_FTS, SESSION_TEXT, SESSION_NAMES, SESSION_ORDER, DIGEST_TRGM),
+            *(SQLITE_ROWS, SQLITE_TRGM, SEARCH_BACKFILL, SQLITE_VECTORS, SQLITE_FTS_TAIL, FTS_HASH),
         )
 
     def rebuilt_by(self, migration: Migration) -> tuple[str, ...]:
@@ -339,8 +340,7 @@ class SQLiteBackend(Backend):
         return rescue(self)
 
     def _use_trigram_index(self) -> None:
-        """Search through the trigram index that migration 0007 (or, on a read-only store not
-        upgraded yet, 0003) made."""
+        """Search through the trigram index of migration 0007 (read-only, not upgraded: 0003)."""
         with self.transaction("", write=False):
             have = {
                 r[0]

@@ -23,7 +23,7 @@ from typing import Any
 
 from .backend import Backend
 from .sql import Migration
-from .sqlite_search import sync_triggers, trigrams_answer
+from .sqlite_search import digest_match, sync_triggers, trigrams_answer
 
 SPAN = 1 << 28  # rowids per bucket
 PIN = 1 << 61
@@ -197,7 +197,7 @@ _NAME_HITS = (
 _TEXT_HITS = (
     f"SELECT {_COLUMNS} FROM ck_session_trgm f CROSS JOIN ck_session_text t"
     " ON t.rid = f.rowid CROSS JOIN ck_sessions s ON s.profile = t.profile AND s.id = t.id"
-    " WHERE ck_session_trgm MATCH ? AND t.profile = ?"
+    " WHERE ck_session_trgm MATCH ? AND t.profile = ? AND instr(t.digest, ?) > 0"
 )
 
 
@@ -212,14 +212,17 @@ def top_matches(backend: Any, needle: str, profile: str, want: int) -> list[tupl
         return None
     phrase = '"' + needle.replace('"', '""') + '"'
     found: dict[int, tuple[int, int, int, str]] = {}
-    for sql in (_NAME_HITS, _TEXT_HITS):
+    for sql, params in (
+        (_NAME_HITS, (phrase, profile)),
+        (_TEXT_HITS, (digest_match(needle), profile, needle)),  # the digest checked too
+    ):
         # one match more than wanted tells whether the last bucket reached goes on
-        hits = backend.query(sql + " ORDER BY f.rowid LIMIT ?", (phrase, profile, want + 1))
+        hits = backend.query(sql + " ORDER BY f.rowid LIMIT ?", (*params, want + 1))
         if len(hits) > want and hits[want - 1][0] // SPAN == hits[want][0] // SPAN:
             last = int(hits[want][0])
             hits += backend.query(
                 sql + " AND f.rowid > ? AND f.rowid < ?",
-                (phrase, profile, last, last - last % SPAN + SPAN),
+                (*params, last, last - last % SPAN + SPAN),
             )
         for _rid, pinned, created, ord_, value in hits:
             found[ord_] = (-pinned, -created, -ord_, value)
