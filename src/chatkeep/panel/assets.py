@@ -15,7 +15,8 @@ import hashlib
 import mimetypes
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+from starlette.types import Receive, Scope, Send
 
 __all__ = ["Asset", "StaticAssets"]
 
@@ -63,7 +64,7 @@ class StaticAssets:
     def __init__(self, directory: Path) -> None:
         self.assets = _load(directory)
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         method = scope.get("method", "GET")
         path, root = scope.get("path", ""), scope.get("root_path", "")
         asset = self.assets.get(path[len(root) :] if root and path.startswith(root) else path)
