@@ -4,6 +4,7 @@
 // `hooks`, filled in by conversation.js.
 
 import { el, imageUrl, isHttpUrl, openModal, showError } from "./api.js";
+import { fmt } from "./format.js";
 import { renderMath } from "./math.js";
 
 export const hooks = {
@@ -15,10 +16,6 @@ export const hooks = {
   regenerate: () => {},
   regenerateAt: () => {},
 };
-
-export function fmt(n) {
-  return Number(n || 0).toLocaleString("en-US");
-}
 
 function priceOf(view) {
   const cards = hooks.providers() || {};

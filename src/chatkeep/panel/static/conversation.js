@@ -15,12 +15,12 @@ import { ApiError, api, authHeaders, el, notice, showError } from "./api.js";
 import {
   assistantBubble,
   chip,
-  fmt,
   hooks,
   onCodeCopy,
   renderUsageTotals as showUsageTotals,
   userBubble,
 } from "./bubbles.js";
+import { fmt } from "./format.js";
 import { renderMath } from "./math.js";
 import { parseEvents, showStats } from "./stream.js";
 import { loadVersions, versionSwitcher } from "./versions.js";
@@ -538,7 +538,7 @@ export async function streamTurn(path, body, { echo = null, from = null, keep = 
       buffer = parseEvents(buffer, (event, data) => {
         if (event === "start") state.turn = data.turn;
         else if (event === "thinking") {
-          if (md.classList.contains("pending")) md.textContent = `thinking… (${data.chars.toLocaleString()} characters)`;
+          if (md.classList.contains("pending")) md.textContent = `thinking… (${fmt(data.chars)} characters)`;
         } else if (event === "delta") {
           const stick = state.stick;
           md.classList.remove("pending");

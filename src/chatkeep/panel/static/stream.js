@@ -1,7 +1,7 @@
 // Helpers of a streamed turn: parsing Server-Sent Events out of the response body, and the
 // status line's figures of the request just sent.
 
-import { fmt } from "./bubbles.js";
+import { fmt } from "./format.js";
 
 export function parseEvents(buffer, handle) {
   let start = 0;
