@@ -67,7 +67,7 @@ def _fill(store) -> None:
                 }
             },
             "activeProvider": "openai",
-            "maxHistoryEntries": 9,
+            "maxHistoryEntries": 10,
         }
     )
     store.history.append(user("an early question"))
@@ -99,11 +99,16 @@ def _fill(store) -> None:
     store.history.truncate_from(len(store.history.read()) - 3)
     store.history.append(user("follow-up 1"))
     store.history.append(assistant("answer 1, said again"))
+    # a live chip, with its Undo button, before the question the Retry box is on
+    store.history.append(
+        attachment("Changelog body", title="Changelog", url="https://example.com/changelog")
+    )
     store.history.append(user("a question the provider never answered"))
 
 
 def _show(page, view: str) -> None:
     if view == "main":
+        assert page.locator("#messages .chip .chip-undo").count() == 1  # a live chip
         page.click("#load-earlier")
         page.wait_for_selector("#earlier-list .bubble")
         page.evaluate(

@@ -330,7 +330,13 @@ export function setupSettings(apply) {
     }
   });
   document.getElementById("model-picker").addEventListener("change", pickModel);
-  document.getElementById("settings-save").addEventListener("click", save);
+  // Save is the form's first submit button, so Enter in a field saves (implicit submission);
+  // only Close (method="dialog") closes the dialog.
+  document.getElementById("settings-form").addEventListener("submit", (e) => {
+    if (e.submitter && e.submitter.id !== "settings-save") return;
+    e.preventDefault();
+    save();
+  });
   document.getElementById("add-provider").addEventListener("click", () => {
     const form = cardForm("", { style: "chat", stream: true }, true);
     document.getElementById("provider-cards").append(form);
