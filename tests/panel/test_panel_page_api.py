@@ -281,3 +281,25 @@ def test_unknown_api_route_is_404_json(client):
     r = client.get("/api/nothing-here")
     assert r.status_code == 404
     assert r.json()["error"]["type"] == "NotFound"
+
+
+def test_static_files_come_with_an_etag_and_answer_304(anon):
+    """A static file is served with its type and an ETag; asked again with that ETag it is a
+    304 with no body; a changed ETag gets the file; unknown paths and escapes are 404."""
+    from chatkeep.panel.app import STATIC_DIR
+
+    first = anon.get("/static/main.js")
+    assert first.status_code == 200
+    assert first.headers["content-type"].startswith("text/javascript")
+    assert first.content == (STATIC_DIR / "main.js").read_bytes()
+    etag = first.headers["etag"]
+    again = anon.get("/static/main.js", headers={"If-None-Match": etag})
+    assert again.status_code == 304 and again.content == b""
+    assert again.headers["etag"] == etag
+    other = anon.get("/static/main.js", headers={"If-None-Match": '"stale"'})
+    assert other.status_code == 200 and other.content == first.content
+    assert anon.get("/static/panel.css").headers["etag"] != etag
+    assert anon.get("/static/katex/katex.min.css").status_code == 200
+    assert anon.get("/static/nope.js").status_code == 404
+    for escape in ("/static/../app.py", "/static/%2e%2e/app.py", "/static/..%2fapp.py"):
+        assert anon.get(escape).status_code in (401, 404)  # never the file

@@ -190,3 +190,23 @@ def test_port_in_use_is_a_clear_error(pstore):
         assert "--port" in info.value.hint
     finally:
         a.socket.close()
+
+
+def test_accepted_connections_send_without_nagle_delay(live_server):
+    """The server's accepted sockets have TCP_NODELAY on, so a response written in parts (headers,
+    then body) is not held back waiting for the browser's delayed ACK."""
+    import socket
+    import time
+
+    protocol = live_server._server.config.http
+    with socket.create_connection(("127.0.0.1", live_server.port)) as client:
+        local = client.getsockname()
+        deadline = time.monotonic() + 10
+        mine = []
+        while not mine and time.monotonic() < deadline:
+            conns = list(protocol.unproven)
+            mine = [c for c in conns if c.transport.get_extra_info("peername") == local]
+            time.sleep(0.01)
+        assert mine, "the server never saw the connection"
+        sock = mine[0].transport.get_extra_info("socket")
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0

@@ -108,6 +108,9 @@ def test_an_attachment_trimmed_by_a_rescue_says_so_on_its_chip(
     page.wait_for_selector(".bubble.assistant:not(.streaming) .md:has-text('rescued answer')")
     chip = page.locator(".chip")
     chip.locator(".chip-trimmed").wait_for()
+    # the rescue is said where the user is looking: the live region names it
+    page.wait_for_function("() => document.getElementById('turn-status').textContent !== ''")
+    assert "trimmed" in page.locator("#turn-status").text_content()
     assert chip.locator(".chip-trimmed").inner_text() == "trimmed"
     stored = pstore.history.read()[0]
     kept_chars = len(stored["content"])

@@ -39,6 +39,7 @@ def test_retry_then_enter_asks_the_question_once_per_answer(
 
 
 def test_request_preview_shows_no_stray_null(page, live_server, pstore, provider_server):
+    """The request preview of a draft names no "null" or "undefined" where a value is missing."""
     use_provider(pstore, provider_server)
     pstore.history.append(user("first question"))
     pstore.history.append(assistant("first answer"))
@@ -67,6 +68,26 @@ def test_save_in_the_drawer_saves_an_unsaved_conversation(page, live_server, pst
     save.click()  # a second Save updates the same session
     page.wait_for_selector(".notice:has-text('saved “notes about lamps”')")
     assert len(pstore.sessions.list()) == 1
+
+
+def test_enter_in_a_settings_field_saves_and_keeps_the_dialog_open(page, live_server, pstore):
+    """Enter in a Settings field saves what was typed (it used to close the dialog unsaved);
+    Close still closes it."""
+    open_panel(page, live_server)
+    page.click("#open-settings")
+    page.wait_for_selector("#settings-dialog[open]")
+    page.fill("#set-replyLanguage", "French")
+    page.press("#set-replyLanguage", "Enter")
+    page.wait_for_selector(".notice:has-text('settings saved')")
+    assert pstore.get_all()["replyLanguage"] == "French"
+    assert page.locator("#settings-dialog").evaluate("d => d.open")
+    page.fill("#set-fontSize", "18")
+    page.press("#set-fontSize", "Enter")
+    page.wait_for_function("() => getComputedStyle(document.body).fontSize === '18px'")
+    assert pstore.get_all()["fontSize"] == 18
+    assert page.locator("#settings-dialog").evaluate("d => d.open")
+    page.click("#settings-dialog button[value='cancel']")
+    page.wait_for_function("() => !document.getElementById('settings-dialog').open")
 
 
 def test_hints_name_the_panels_actions_not_terminal_commands(

@@ -3,7 +3,8 @@
 ``create_app(store, *, token, port=None, hosts=(), summarize=True) -> Starlette``
 
 * Routes come from :mod:`chatkeep.panel.routes` (page & history, chat, sessions, settings);
-  ``/static`` serves the plain JS and CSS of the page.
+  ``/static`` serves the plain JS and CSS of the page from memory, with an ETag
+  (:mod:`chatkeep.panel.assets`).
 * Every request passes :class:`~chatkeep.panel.security.PanelGuard` first: the launch ``token``
   on every path but ``/static``, ``Host`` limited to loopback names (plus ``hosts``) and ``port``,
   same-origin ``Origin`` only, security headers on every answer.
@@ -25,8 +26,8 @@ from typing import TYPE_CHECKING
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.routing import Mount
-from starlette.staticfiles import StaticFiles
 
+from .assets import StaticAssets
 from .http import exception_handlers
 from .routes import all_routes
 from .security import PanelGuard
@@ -49,7 +50,7 @@ def create_app(
     summarize: bool = True,
 ) -> Starlette:
     """The panel for ``store`` (see the module docstring)."""
-    routes = [*all_routes(), Mount("/static", StaticFiles(directory=STATIC_DIR), name="static")]
+    routes = [*all_routes(), Mount("/static", StaticAssets(STATIC_DIR), name="static")]
     app = Starlette(
         routes=routes,
         middleware=[Middleware(PanelGuard, token=token, port=port, hosts=tuple(hosts))],

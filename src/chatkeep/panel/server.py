@@ -51,7 +51,10 @@ def is_loopback(host: str) -> bool:
 def _bind(host: str, port: int) -> socket.socket:
     bare = host.strip("[]")
     family = socket.AF_INET6 if ":" in bare else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
+    # IPPROTO_TCP named, not 0: asyncio turns Nagle's algorithm off (TCP_NODELAY) only on
+    # sockets whose proto says TCP, and accepted sockets inherit it. With Nagle on, a response
+    # written in two parts (headers, then body) waits for the client's delayed ACK (~40 ms).
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((bare, port))

@@ -1,27 +1,15 @@
 // Building the conversation's nodes: user bubbles, replies (with usage and cost), attachment
 // chips, the failure box with Retry, copy buttons. Stored text goes in with textContent only;
-// a reply's `html` is the server-sanitized Markdown. What a node does when clicked comes from
-// `hooks`, filled in by conversation.js.
+// a reply's `html` is the server-sanitized Markdown. A button's click is an action dispatched
+// on the store (store.js), heard by the module that does it.
 
 import { el, imageUrl, isHttpUrl, openModal, showError } from "./api.js";
+import { fmt } from "./format.js";
 import { renderMath } from "./math.js";
-
-export const hooks = {
-  providers: () => ({}),
-  failure: () => null,
-  undo: () => {},
-  edit: () => {},
-  retry: () => {},
-  regenerate: () => {},
-  regenerateAt: () => {},
-};
-
-export function fmt(n) {
-  return Number(n || 0).toLocaleString("en-US");
-}
+import { dispatch, state } from "./store.js";
 
 function priceOf(view) {
-  const cards = hooks.providers() || {};
+  const cards = state.settings.providers || {};
   const card = view.provider && cards[view.provider.name];
   const prices = card && card.prices;
   return prices && typeof prices === "object" ? prices : null;
@@ -115,7 +103,7 @@ export function chip(view, readOnly) {
           className: "chip-undo",
           "aria-label": `Undo attachment ${a.title || local || web || ""}`.trim(),
           text: "Undo",
-          onclick: () => hooks.undo(view.attachId),
+          onclick: () => dispatch("undo", { attachId: view.attachId }),
         })
       : null,
   );
@@ -202,7 +190,7 @@ export function failureBox(message, hint) {
     { className: "bubble-error", role: "alert" },
     el("span", { className: "msg", text: message }),
     hint ? el("span", { className: "hint", text: hint }) : null,
-    el("button", { type: "button", className: "retry primary", text: "Retry", onclick: () => hooks.retry() }),
+    el("button", { type: "button", className: "retry primary", text: "Retry", onclick: () => dispatch("retry") }),
   );
 }
 
@@ -227,7 +215,7 @@ export function userBubble(view, { readOnly = false, unanswered = false } = {}) 
             className: "edit",
             text: "Edit",
             "aria-label": "Edit and resend this message",
-            onclick: () => hooks.edit(bubble, view),
+            onclick: () => dispatch("edit", { bubble, view }),
           })
         : null,
     ),
@@ -243,7 +231,7 @@ export function userBubble(view, { readOnly = false, unanswered = false } = {}) 
       }),
     );
   } else if (unanswered) {
-    const f = hooks.failure();
+    const f = state.failure;
     bubble.classList.add("failed");
     bubble.append(
       f ? failureBox(f.message, f.hint) : failureBox("No reply to this message yet.", ""),
@@ -335,7 +323,7 @@ export function assistantBubble(view, { isLast = false, readOnly = false, cutOff
             className: incomplete ? "regenerate cut-short" : "regenerate",
             text: incomplete ? "Retry" : "Regenerate",
             "aria-label": incomplete ? "Retry: the reply was cut off" : "Regenerate",
-            onclick: () => hooks.regenerate(),
+            onclick: () => dispatch("regenerate"),
           })
         : !readOnly
           ? // an earlier reply: asking its question again replaces it and what follows (SPEC
@@ -345,7 +333,7 @@ export function assistantBubble(view, { isLast = false, readOnly = false, cutOff
               className: "regenerate-here",
               text: "Regenerate",
               title: "Ask this question again: this reply and everything after it are replaced (kept in the archive)",
-              onclick: () => hooks.regenerateAt(view.index),
+              onclick: () => dispatch("regenerate-at", { index: view.index }),
             })
           : null,
     ),

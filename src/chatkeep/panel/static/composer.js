@@ -1,7 +1,8 @@
 // The composer: message box, pasted/dropped images, send shortcut, URL/file/video attachments.
 
 import { ApiError, api, authHeaders, el, humanSize, showError } from "./api.js";
-import { isBusy, isUnansweredText, renderHistory, retry, sendStart, stopTurn, streamTurn } from "./conversation.js";
+import { isBusy, isUnansweredText, renderHistory, sendStart } from "./conversation.js";
+import { retry, stopTurn, streamTurn } from "./turn.js";
 
 const PROGRESS_FROM_BYTES = 256 * 1024; // smaller uploads finish before a bar would be seen
 

@@ -1,5 +1,6 @@
-// The conversation: bubbles, attachment chips, streaming turns, edit & resend, regenerate, retry,
-// stop, the archive ("earlier messages"), usage and cost, and scrolling.
+// The conversation: the live history drawn as bubbles and attachment chips, the archive
+// ("earlier messages"), usage and cost, scrolling, and undoing an attachment. Its state is
+// store.js's `state`; a streamed turn (turn.js) redraws it through the functions exported here.
 // User text is set with textContent; assistant replies use the server-sanitized Markdown `html`.
 //
 // Rendering: `state.views[i]` is the view of live entry i, once the page has it: the first load
@@ -11,41 +12,16 @@
 // loads the tail again. The session's usage line comes from the server's per-provider totals
 // (`usage`), so it covers entries the page has not loaded.
 
-import { ApiError, api, authHeaders, el, notice, showError } from "./api.js";
-import {
-  assistantBubble,
-  chip,
-  fmt,
-  hooks,
-  onCodeCopy,
-  renderUsageTotals as showUsageTotals,
-  userBubble,
-} from "./bubbles.js";
-import { renderMath } from "./math.js";
-import { parseEvents, showStats } from "./stream.js";
+import { api, el, showError } from "./api.js";
+import { assistantBubble, chip, onCodeCopy, renderUsageTotals as showUsageTotals, userBubble } from "./bubbles.js";
+import { fmt } from "./format.js";
+import { state, subscribe } from "./store.js";
 import { loadVersions, versionSwitcher } from "./versions.js";
 import { WindowedList } from "./window.js";
 
 export const TAIL = 60; // entries of the first load
 const PAGE = 100; // entries per page fetched while scrolling up
 
-const state = {
-  views: [], // sparse: views the page has not loaded yet are holes
-  usage: null, // per-provider usage totals from the server, else computed from `views`
-  generation: 0, // bumped whenever `views` changes: answers to older page requests are dropped
-  pages: new Set(), // pages being fetched
-  busy: false,
-  turn: null,
-  controller: null,
-  settings: {},
-  archived: 0,
-  archiveStart: 0,
-  failure: null, // {message, hint} of the last failed turn, shown on the unanswered question
-  session: null,
-  stick: true, // the user is at the bottom: follow new content
-  stopping: false, // the user pressed Stop during the current turn
-  stopped: new Set(), // indices of replies the user stopped on this page ("stopped", not "cut off")
-};
 
 const NEAR_BOTTOM_PX = 48;
 
@@ -123,7 +99,7 @@ function updateJump() {
   document.getElementById("jump-latest").hidden = state.stick;
 }
 
-function followIfStuck() {
+export function followIfStuck() {
   if (state.stick) scrollToEnd();
 }
 
@@ -147,6 +123,7 @@ export function setupScrolling() {
   messages().addEventListener("click", onCodeCopy);
   document.getElementById("earlier-list").addEventListener("click", onCodeCopy);
   document.getElementById("load-earlier").addEventListener("click", loadEarlier);
+  subscribe("undo", ({ attachId }) => undoAttach(attachId));
 }
 
 function renderUsageTotals() {
@@ -167,7 +144,7 @@ export function currentSession() {
   return state.session;
 }
 
-function lastMessageIndex() {
+export function lastMessageIndex() {
   for (let k = state.views.length - 1; k >= 0; k -= 1) {
     const v = state.views[k];
     if (!v) return -1; // not loaded: the tail held only attachments
@@ -176,7 +153,7 @@ function lastMessageIndex() {
   return -1;
 }
 
-function unansweredQuestion() {
+export function unansweredQuestion() {
   const k = lastMessageIndex();
   const v = k >= 0 ? state.views[k] : null;
   return v && v.role === "user" && !v.unanswered ? v : null;
@@ -184,7 +161,7 @@ function unansweredQuestion() {
 
 // A failed turn whose stream dropped after some text: the engine keeps that text as an
 // interrupted reply; it is shown as cut off, and its question carries the error with Retry.
-function cutOffQuestion() {
+export function cutOffQuestion() {
   const k = lastMessageIndex();
   if (k < 0 || !state.failure || state.busy) return null;
   const reply = state.views[k];
@@ -244,7 +221,7 @@ export function renderHistory(views, { archived, start, length, usage, versions 
 }
 
 // Replace the nodes from index `start` on with `views` (the server's views of entries[start:]).
-function applyTail(start, views, usage) {
+export function applyTail(start, views, usage) {
   const box = messages();
   box.querySelectorAll(".transient, .empty").forEach((n) => n.remove());
   // The previous last message loses its Regenerate / Retry controls: redraw it.
@@ -258,7 +235,7 @@ function applyTail(start, views, usage) {
 }
 
 // `views` replace the entries from `start` on (their nodes go; new ones are drawn when shown).
-function setTail(start, views) {
+export function setTail(start, views) {
   const next = state.views.slice(0, start);
   next.length = start;
   views.forEach((v, k) => (next[start + k] = v));
@@ -268,7 +245,7 @@ function setTail(start, views) {
   list().splice(start, next.length);
 }
 
-async function refreshFrom(start) {
+export async function refreshFrom(start) {
   const before = state.archived;
   const data = await api("GET", `/api/history?from=${Math.max(0, start)}`);
   if (data.archived !== before) {
@@ -364,7 +341,7 @@ async function loadEarlier() {
   }
 }
 
-// -- actions ---------------------------------------------------------------------------------
+// -- undo and the questions a send reuses ---------------------------------------------------------------------------------
 
 async function undoAttach(attachId) {
   try {
@@ -375,101 +352,10 @@ async function undoAttach(attachId) {
   }
 }
 
-function startEdit(bubble, view) {
-  if (state.busy) return;
-  const area = el("textarea", { className: "edit-area", rows: 3, "aria-label": "Edited message" });
-  area.value = view.text || "";
-  const cancel = () => list().refresh(view.index);
-  area.addEventListener("keydown", (e) => e.key === "Escape" && cancel());
-  const box = el(
-    "div",
-    { className: "edit-box" },
-    area,
-    el(
-      "div",
-      { className: "actions" },
-      el("button", {
-        type: "button",
-        className: "primary resend",
-        text: "Send edited",
-        onclick: () => {
-          // Everything from this message on is replaced by the new turn (one bubble per send).
-          streamTurn("/api/chat/edit", { index: view.index, text: area.value }, {
-            echo: { text: area.value, images: view.images },
-            from: view.index,
-          });
-        },
-      }),
-      el("button", { type: "button", text: "Cancel", onclick: cancel }),
-    ),
-  );
-  bubble.replaceChildren(box);
-  area.focus();
-}
-
-function lastUserView() {
-  for (let k = state.views.length - 1; k >= 0; k -= 1) {
-    const v = state.views[k];
-    if (!v) return null;
-    if (v.role === "user" && v.kind !== "attachment") return v;
-  }
-  return null;
-}
-
-function regenerate() {
-  const question = lastUserView();
-  if (!question) return;
-  streamTurn("/api/chat/regenerate", {}, { echo: { text: question.text, images: question.images }, from: question.index });
-}
-
-// Regenerate on an earlier reply (SPEC §3.5): an edit & resend of its question with the same
-// text; the question and everything after it are replaced, and kept as an earlier version.
-function regenerateAt(replyIndex) {
-  const k = state.views.findIndex((v) => v.index === replyIndex);
-  for (let j = k - 1; j >= 0; j -= 1) {
-    const v = state.views[j];
-    if (!v || v.kind === "attachment" || v.role !== "user") continue;
-    streamTurn("/api/chat/edit", { index: v.index, text: v.text }, { echo: { text: v.text, images: v.images }, from: v.index });
-    return;
-  }
-}
-
 // Whether `text` (with no images) is the unanswered last question: sending it again is a Retry.
 export function isUnansweredText(text) {
   const q = unansweredQuestion();
   return Boolean(q && !(q.images || []).length && q.text === text);
-}
-
-// Retry answers the unanswered last question in place (SPEC §3.5): its bubble stays, no echo.
-// Once it is answered, the composer's kept draft of that question goes (SPEC §11), so Enter
-// cannot ask it a second time.
-export async function retry() {
-  const question = unansweredQuestion() || cutOffQuestion();
-  if (!question) return null;
-  const result = await streamTurn("/api/chat/regenerate", {}, { from: question.index + 1, keep: question.index });
-  const box = document.getElementById("message");
-  if (result.ok && box.value === question.text) {
-    box.value = "";
-    box.dispatchEvent(new Event("input"));
-  }
-  return result;
-}
-
-function setBusy(busy) {
-  state.busy = busy;
-  document.getElementById("send").hidden = busy;
-  document.getElementById("stop").hidden = !busy;
-  document.body.classList.toggle("busy", busy);
-}
-
-export async function stopTurn() {
-  state.stopping = true;
-  try {
-    if (state.turn) await api("POST", "/api/chat/stop", { turn: state.turn });
-    else if (state.controller) state.controller.abort();
-  } catch (err) {
-    showError(err);
-  }
 }
 
 // The index from which a new send can change the history: a failed question right before it is
@@ -479,169 +365,12 @@ export function sendStart() {
   return q ? q.index : state.views.length;
 }
 
-// Run one streamed turn. `echo` is the user's bubble to show while the reply streams; `from` is
-// the first history index the turn can change (nodes from there on are replaced when it ends);
-// `keep` the index of a question bubble that stays (Retry). Resolves to
-// {ok, refused, error}: `refused` = the server turned the request down before writing anything.
-export async function streamTurn(path, body, { echo = null, from = null, keep = null } = {}) {
-  if (state.busy) return { ok: false, refused: true };
-  const start = from === null ? state.views.length : from;
-  setBusy(true);
-  state.failure = null;
-  state.stopping = false;
-  const box = messages();
-  box.querySelector(".empty")?.remove();
-  // The entries from `start` on are replaced by the turn: their nodes go until it ends (and come
-  // back when the server refused it). A kept question is drawn again, without its failure.
-  const replaced = state.views.slice(start);
-  setTail(start, []);
-  if (keep !== null && keep < start) list().refresh(keep);
-  if (echo) {
-    const bubble = userBubble({ text: echo.text, images: echo.images || [] });
-    bubble.classList.add("transient");
-    box.append(bubble);
-  }
-  // Only the reply being written is a live region; aria-busy holds announcements until it ends.
-  const md = el("div", { className: "md pending", text: "…", "aria-live": "polite", "aria-busy": "true" });
-  const live = el("div", { className: "bubble assistant streaming transient" }, md);
-  box.append(live);
-  scrollToEnd();
-  state.controller = new AbortController();
-  const result = { ok: false, refused: false, error: null };
-  let partial = false;
-  let rescued = false;
-  announce("");
-  try {
-    const res = await fetch(path, {
-      method: "POST",
-      headers: authHeaders({ "Content-Type": "application/json" }),
-      body: JSON.stringify(body),
-      signal: state.controller.signal,
-    });
-    if (!res.ok) {
-      let data = null;
-      try {
-        data = await res.json();
-      } catch {
-        data = null;
-      }
-      result.refused = true;
-      throw new ApiError(res.status, data);
-    }
-    const reader = res.body.getReader();
-    const decoder = new TextDecoder();
-    let buffer = "";
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      buffer = parseEvents(buffer, (event, data) => {
-        if (event === "start") state.turn = data.turn;
-        else if (event === "thinking") {
-          if (md.classList.contains("pending")) md.textContent = `thinking… (${data.chars.toLocaleString()} characters)`;
-        } else if (event === "delta") {
-          const stick = state.stick;
-          md.classList.remove("pending");
-          md.innerHTML = data.html; // server-sanitized Markdown
-          renderMath(md);
-          partial = data.chars > 0;
-          if (stick) scrollToEnd();
-        } else if (event === "notice") {
-          notice(data.message);
-          if (/trimmed/.test(data.message)) rescued = true;
-        } else if (event === "done") {
-          result.ok = true;
-          result.interrupted = Boolean(data.interrupted);
-          showStats(data);
-          const warnings = data.warnings || [];
-          if (warnings.length) notice(warnings[warnings.length - 1], { kind: "warn" });
-        } else if (event === "error") {
-          result.error = new ApiError(data.status, data);
-        }
-      });
-    }
-    if (!result.ok && !result.error) {
-      result.error = new Error("the reply stream ended before the reply was complete");
-    }
-  } catch (err) {
-    if (err && err.name === "AbortError") result.error = new Error("the request was cancelled");
-    else result.error = err;
-  } finally {
-    state.turn = null;
-    state.controller = null;
-    setBusy(false);
-  }
-  md.setAttribute("aria-busy", "false");
-  if (result.refused) {
-    // Nothing was written: take the echo back and tell why (the composer restores the draft).
-    applyTail(start, replaced);
-    redrawLast();
-    showError(result.error);
-    return result;
-  }
-  if (result.error) {
-    const err = result.error;
-    state.failure = { message: err.message || String(err), hint: err.hint || "" };
-  }
-  try {
-    // A rescue rewrote earlier attachments (their chips now say "trimmed"): redraw from the top.
-    await refreshFrom(rescued ? 0 : start);
-  } catch (err) {
-    showError(err);
-  }
-  if (result.ok && result.interrupted) {
-    // A stopped reply reads "stopped"; one the provider cut short (the stream ended without its
-    // end marker) reads "cut off" and offers Retry, never Regenerate as if it were complete.
-    const k = lastMessageIndex();
-    if (k >= 0 && state.views[k].role === "assistant" && state.stopping) {
-      state.stopped.add(state.views[k].index);
-      redrawLast();
-    }
-  }
-  // An error, a stop, a cut-short reply or a rescue is shown where the user is looking: the view
-  // follows it even if they had scrolled up, and the live region says what happened.
-  const stoppedByUser = result.ok && result.interrupted && state.stopping;
-  const outcome = result.error
-    ? `The send failed: ${result.error.message || result.error}`
-    : stoppedByUser
-      ? "The reply was stopped; what arrived is kept."
-      : result.ok && result.interrupted
-        ? "The reply was cut off; what arrived is kept. Retry asks for a full one."
-        : rescued
-          ? "An attachment was trimmed to fit the model's context, and the question was sent again."
-          : "";
-  if (result.error && partial && unansweredQuestion()) {
-    // The stream dropped mid-reply: keep what arrived on screen, marked as interrupted.
-    live.classList.remove("streaming");
-    live.classList.add("interrupted", "partial");
-    live.removeAttribute("aria-live");
-    live.append(el("div", { className: "actions" }, el("span", { className: "meta", text: "interrupted — the reply was cut off" })));
-    // after the question, which is the last entry: at the end of the list
-    messages().append(live);
-  }
-  if (outcome) {
-    scrollToEnd();
-    announce(outcome);
-  } else followIfStuck();
-  return result;
-}
-
-function announce(text) {
-  const status = document.getElementById("turn-status");
-  if (status) status.textContent = text;
-}
-
-function redrawLast() {
+export function redrawLast() {
   const k = lastMessageIndex();
   if (k >= 0) list().refresh(k);
 }
 
-Object.assign(hooks, {
-  providers: () => state.settings.providers,
-  failure: () => state.failure,
-  undo: undoAttach,
-  edit: startEdit,
-  retry,
-  regenerate,
-  regenerateAt,
-});
+// Entry i drawn again (its data or its state changed).
+export function redraw(i) {
+  list().refresh(i);
+}

@@ -8,6 +8,7 @@ import { newSession, setupDrawer } from "./drawer.js";
 import { setupMessageSearch } from "./search.js";
 import { applyPanelOptions, renderModelPicker, setupSettings } from "./settings.js";
 import { setupTransfer } from "./transfer.js";
+import { setupTurns } from "./turn.js";
 
 // The first load started in <head> (first-load.js), before the modules arrived; it brings the
 // end of the history only: earlier entries are fetched as they scroll into view.
@@ -50,6 +51,7 @@ function setupTheme() {
 async function boot() {
   setupTheme();
   setupScrolling();
+  setupTurns();
   setupComposer();
   setupDrawer();
   setupTransfer();

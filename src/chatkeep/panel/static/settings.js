@@ -3,6 +3,7 @@
 // an error is shown inside the dialog (above its backdrop) and nothing after it is sent.
 
 import { ApiError, api, el, humanSize, notice, openModal, percent, showError } from "./api.js";
+import { fmt } from "./format.js";
 
 const STYLES = ["chat", "responses", "anthropic"];
 let onApply = () => {};
@@ -286,10 +287,10 @@ function renderPreview(p) {
     { className: "preview-stats" },
     el("tr", {}, el("th"), el("th", { text: "chatkeep" }), el("th", { text: "naive resend" })),
     statRow("Request size", r.bytes, n.bytes, humanSize),
-    statRow("Text characters", r.chars, n.chars, (x) => x.toLocaleString()),
+    statRow("Text characters", r.chars, n.chars, fmt),
     statRow("Images", r.images, n.images),
     statRow("Image bytes", r.imageBytes, n.imageBytes, humanSize),
-    statRow("Estimated tokens", r.estTokens, n.estTokens, (x) => x.toLocaleString()),
+    statRow("Estimated tokens", r.estTokens, n.estTokens, fmt),
   );
   const prefix = p.prefix.hasPrevious
     ? `${humanSize(p.prefix.bytes)} shared with the previous turn's request (${percent(p.prefix.ratio)} of this one can come from a prompt cache)`
@@ -298,7 +299,7 @@ function renderPreview(p) {
     "ol",
     { className: "preview-messages" },
     p.messages.map((m) =>
-      el("li", {}, el("strong", { text: m.role || "message" }), ` ${(m.chars || 0).toLocaleString()} chars`,
+      el("li", {}, el("strong", { text: m.role || "message" }), ` ${fmt(m.chars)} chars`,
         m.images ? `, ${m.images} image${m.images === 1 ? "" : "s"}` : "",
         typeof m.text === "string" && m.text ? el("div", { className: "snippet", text: m.text }) : null),
     ),
@@ -329,7 +330,13 @@ export function setupSettings(apply) {
     }
   });
   document.getElementById("model-picker").addEventListener("change", pickModel);
-  document.getElementById("settings-save").addEventListener("click", save);
+  // Save is the form's first submit button, so Enter in a field saves (implicit submission);
+  // only Close (method="dialog") closes the dialog.
+  document.getElementById("settings-form").addEventListener("submit", (e) => {
+    if (e.submitter && e.submitter.id !== "settings-save") return;
+    e.preventDefault();
+    save();
+  });
   document.getElementById("add-provider").addEventListener("click", () => {
     const form = cardForm("", { style: "chat", stream: true }, true);
     document.getElementById("provider-cards").append(form);

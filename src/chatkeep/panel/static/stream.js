@@ -1,9 +1,32 @@
-// Helpers of a streamed turn: parsing Server-Sent Events out of the response body, and the
-// status line's figures of the request just sent.
+// A streamed turn's transport: POST the request, then read its Server-Sent Events one at a
+// time. No state and no DOM: turn.js decides, turn-view.js draws.
 
-import { fmt } from "./bubbles.js";
+import { ApiError, authHeaders } from "./api.js";
 
-export function parseEvents(buffer, handle) {
+// The response of a turn's POST. A refusal (an HTTP error status: the server turned the request
+// down before writing anything) throws an ApiError with `refused` set.
+export async function openStream(path, body, signal) {
+  const res = await fetch(path, {
+    method: "POST",
+    headers: authHeaders({ "Content-Type": "application/json" }),
+    body: JSON.stringify(body),
+    signal,
+  });
+  if (res.ok) return res;
+  let data = null;
+  try {
+    data = await res.json();
+  } catch {
+    data = null;
+  }
+  const err = new ApiError(res.status, data);
+  err.refused = true;
+  throw err;
+}
+
+// The events of `buffer`'s complete blocks, and the unfinished rest.
+function parseEvents(buffer) {
+  const events = [];
   let start = 0;
   let end;
   while ((end = buffer.indexOf("\n\n", start)) >= 0) {
@@ -15,21 +38,22 @@ export function parseEvents(buffer, handle) {
       if (line.startsWith("event:")) event = line.slice(6).trim();
       else if (line.startsWith("data:")) data.push(line.slice(5).trimStart());
     }
-    if (data.length) handle(event, JSON.parse(data.join("\n")));
+    if (data.length) events.push({ event, data: JSON.parse(data.join("\n")) });
   }
-  return buffer.slice(start);
+  return [events, buffer.slice(start)];
 }
 
-export function showStats(done) {
-  const s = done.stats || {};
-  const line = document.getElementById("last-stats");
-  if (!s.bytes) {
-    line.textContent = "";
-    return;
+// Yields {event, data} for each Server-Sent Event of `res`'s body, as it arrives.
+export async function* readEvents(res) {
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += decoder.decode(value, { stream: true });
+    let events;
+    [events, buffer] = parseEvents(buffer);
+    yield* events;
   }
-  const kb = (s.bytes / 1024).toFixed(1);
-  const parts = [`last request ${kb} KB`, `${s.images || 0} images`, `~${fmt(s.estTokens)} tokens`];
-  if (s.prefixBytes) parts.push(`${Math.round((s.prefixRatio || 0) * 100)}% prefix reused`);
-  if (done.interrupted) parts.push("stopped");
-  line.textContent = parts.join(" · ");
 }
