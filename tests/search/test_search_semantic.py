@@ -47,6 +47,27 @@ def test_vectors_follow_rows_and_delete_takes_them(store: chatkeep.Store, spec: 
     assert {h["where"] for h in store.search("classical concert", mode="semantic")} == {"live"}
 
 
+def test_vectors_of_removed_rows_never_hide_the_rows_left(store: chatkeep.Store, spec: Any) -> None:
+    """A search keeps the profile's vectors between calls. When rows older than the newest
+    are removed (a session deleted), their vectors must not take the places of the rows left:
+    the next search answers as a store opened afresh does."""
+    dogs = [
+        {"role": "user", "content": f"my dog chases the red ball in the park, day {i}"}
+        for i in range(450)
+    ]
+    store.sessions.add_many(
+        [({"id": "dogs", "name": "Dogs", "createdAt": 1_700_000_000_000}, dogs)]
+    )
+    store.history.append({"role": "user", "content": "puppies love to play fetch outside"})
+    store.history.append({"role": "user", "content": "the stock market fell sharply today"})
+    assert store.search("my dog chases the ball", mode="semantic")  # vectors now kept
+    store.sessions.delete("dogs")
+    hits = store.search("my dog chases the ball", mode="semantic")
+    assert hits and hits[0]["snippet"].startswith("puppies") and hits[0]["where"] == "live"
+    with spec.open() as fresh:
+        assert hits == fresh.search("my dog chases the ball", mode="semantic")
+
+
 def test_hybrid_recall_is_at_least_each_side() -> None:
     """recall@5 on tests/fixtures/search/retrieval.json: hybrid ≥ text and ≥ semantic, text
     finds every exact-word query, semantic most meaning queries."""

@@ -83,7 +83,7 @@ class Semantic:
 
     def __init__(self, backend: Backend) -> None:
         self.b = backend
-        self._cache: dict[str, tuple[tuple[int, int], Any, Any]] = {}
+        self._cache: dict[str, tuple[int, Any, Any]] = {}
 
     def catch_up(self, profile: str, most: int | None = None) -> int:
         """Embed the profile's rows that have no vector yet, oldest first, at most ``most``
@@ -120,49 +120,49 @@ class Semantic:
                 done += len(rows)
         return done
 
-    def _matrix(self, tx: Any) -> tuple[Any, Any]:
-        """The profile's vectors and their rids, kept between searches: vectors added since
-        (higher rids, nothing removed) are read and added alone; any other change reads all."""
+    def _matrix(self, tx: Any, fresh: bool = False) -> tuple[Any, Any]:
+        """The profile's vectors and their rids, kept between searches. Rids only grow (a
+        reindex writes new ones), so the newest rid tells what was added since: those vectors
+        are read and added alone. Vectors of rows removed since stay until a search meets one
+        (:meth:`ranked` then asks again with ``fresh``: everything read anew) — no count of
+        the profile's vectors, which grows with the profile, on every search."""
         import numpy as np  # lazy: the semantic extra
 
-        count, top = (
-            int(v or 0)
-            for v in tx.rows("SELECT count(*), max(rid) FROM ck_search_vec WHERE profile=?")[0]
-        )
-        cached = self._cache.get(tx.profile)
-        if cached is not None and cached[0] == (count, top):
+        top = int(tx.rows("SELECT max(rid) FROM ck_search_vec WHERE profile=?")[0][0] or 0)
+        cached = None if fresh else self._cache.get(tx.profile)
+        if cached is not None and cached[0] == top:
             return cached[1], cached[2]
-        since = cached[0][1] if cached is not None and top > cached[0][1] else None
+        since = cached[0] if cached is not None and top > cached[0] else 0
         rows = tx.rows(
             "SELECT rid, vec FROM ck_search_vec WHERE profile=? AND rid > ? ORDER BY rid",
-            (since or 0,),
+            (since,),
         )
         rids = np.array([int(r[0]) for r in rows], dtype=np.int64)
         raw = b"".join(bytes(r[1]) for r in rows)
         matrix = np.frombuffer(raw, dtype=np.float16).reshape(len(rows), DIM).astype(np.float32)
-        if since is not None and cached is not None:
-            if cached[0][0] + len(rows) != count:  # some were removed too: read them all
-                self._cache.pop(tx.profile, None)
-                return self._matrix(tx)
+        if since and cached is not None:
             rids = np.concatenate([cached[1], rids])
             matrix = np.concatenate([cached[2], matrix])
-        self._cache[tx.profile] = ((count, top), rids, matrix)
+        self._cache[tx.profile] = (top, rids, matrix)
         return rids, matrix
 
     def ranked(
-        self, tx: Any, query: str, places: list[str], window: int
+        self, tx: Any, query: str, places: list[str], window: int, fresh: bool = False
     ) -> list[tuple[Candidate, float]]:
         """Up to ``window`` chunks of ``places``, most similar to ``query`` first."""
         import numpy as np  # lazy: the semantic extra
 
-        rids, matrix = self._matrix(tx)
+        rids, matrix = self._matrix(tx, fresh)
         if not len(rids):
             return []
         scores = matrix @ embed([query])[0]
         want = min(len(rids), window * 2)
         top = np.argpartition(-scores, want - 1)[:want]
         top = top[np.argsort(-scores[top])]
-        by_rid = {r[0]: r for r in rows_by_rid(tx, [int(rids[i]) for i in top])}
+        wanted = [int(rids[i]) for i in top]
+        by_rid = {r[0]: r for r in rows_by_rid(tx, wanted)}
+        if len(by_rid) < len(wanted) and not fresh:  # a removed row's vector: read them anew
+            return self.ranked(tx, query, places, window, fresh=True)
         out = []
         for i in top:
             row = by_rid.get(int(rids[i]))
