@@ -37,6 +37,7 @@ IMG = ROOT / "docs" / "img"
 CHROMIUM = os.environ.get("CHATKEEP_CHROMIUM", "/usr/bin/chromium")
 sys.path.insert(0, str(ROOT / "tests"))
 
+from support.panel_views import open_view  # noqa: E402
 from support.provider_server import Close, ProviderServer, Text, unauthorized  # noqa: E402
 
 # (view, width, theme): the pictures taken
@@ -64,7 +65,9 @@ def _png(width: int, height: int) -> str:
 
     img = Image.new("RGB", (width, height), (245, 247, 250))
     draw = ImageDraw.Draw(img)
-    for i, (h, colour) in enumerate([(120, (70, 110, 200)), (80, (90, 160, 120)), (45, (220, 140, 60))]):
+    for i, (h, colour) in enumerate(
+        [(120, (70, 110, 200)), (80, (90, 160, 120)), (45, (220, 140, 60))]
+    ):
         x = 40 + i * 90
         draw.rectangle([x, height - 20 - h, x + 60, height - 20], fill=colour)
     buf = io.BytesIO()
@@ -161,27 +164,7 @@ def _open(browser: Any, url: str, width: int, theme: str) -> Any:
 
 
 def _show(page: Any, view: str, provider: ProviderServer) -> None:
-    if view == "main":
-        page.click("#load-earlier")
-        page.wait_for_selector("#earlier-list .bubble")
-    elif view == "drawer":
-        page.click("#open-drawer")
-        page.wait_for_selector(".session")
-    elif view == "settings":
-        page.click("#open-settings")
-        page.wait_for_selector("#settings-dialog[open] .provider-card")
-    elif view == "preview":
-        page.fill("#message", "Summarise the changelog in three lines.")
-        page.click("#open-preview")
-        page.wait_for_selector("#preview-dialog[open] .preview-stats")
-    elif view == "lightbox":
-        page.locator(".bubble-images a").first.click()
-        page.wait_for_selector("#lightbox[open]")
-        page.wait_for_function("() => document.getElementById('lightbox-image').complete")
-    elif view == "versions":
-        page.locator(".versions .version-prev").first.click()
-        page.wait_for_selector("#versions-dialog[open] #versions-body .bubble")
-    elif view == "failed":
+    if view == "failed":
         provider.queue(unauthorized())
         page.fill("#message", "Draft the upgrade note.")
         page.press("#message", "Enter")
@@ -192,6 +175,8 @@ def _show(page: Any, view: str, provider: ProviderServer) -> None:
         page.fill("#message", "Draft the upgrade note.")
         page.press("#message", "Enter")
         page.wait_for_selector(".bubble.assistant.partial")
+    else:
+        open_view(page, view, draft="Summarise the changelog in three lines.")
     page.wait_for_timeout(300)  # the dialogs' and toasts' transitions end
 
 
@@ -204,7 +189,9 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="chatkeep-shots-") as tmp, ProviderServer() as provider:
         provider.script(Text("Noted."))
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox"])
+            browser = p.chromium.launch(
+                executable_path=CHROMIUM, args=["--headless", "--no-sandbox"]
+            )
             for n, (view, width, theme) in enumerate(SHOTS):
                 # a fresh store per picture: a send in one picture does not show in the next
                 db = Path(tmp) / f"shot{n}.db"

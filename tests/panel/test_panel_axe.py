@@ -14,6 +14,7 @@ import pytest
 from panel_helpers import open_panel
 
 from factories import assistant, attachment, image_entry, png_data_url, user
+from support.panel_views import open_view
 
 AXE_VERSION = "4"
 CACHE = Path(os.environ.get("CHATKEEP_TEST_CACHE", Path.home() / ".cache" / "chatkeep-tests"))
@@ -108,30 +109,11 @@ def _fill(store) -> None:
 def _show(page, view: str) -> None:
     if view == "main":
         assert page.locator("#messages .chip .chip-undo").count() == 1  # a live chip
-        page.click("#load-earlier")
-        page.wait_for_selector("#earlier-list .bubble")
+    open_view(page, view)
+    if view == "main":
         page.evaluate(
             "() => document.querySelector('.code-block').scrollIntoView({block: 'start'})"
         )
-    elif view == "drawer":
-        page.click("#open-drawer")
-        page.wait_for_selector(".session")
-    elif view == "settings":
-        page.click("#open-settings")
-        page.wait_for_selector("#settings-dialog[open] .provider-card")
-    elif view == "preview":
-        page.fill("#message", "draft question")
-        page.click("#open-preview")
-        page.wait_for_selector("#preview-dialog[open] .preview-stats")
-    elif view == "versions":
-        page.locator(".versions .version-prev").first.click()
-        page.wait_for_selector("#versions-dialog[open] #versions-body .bubble")
-    elif view == "lightbox":
-        if page.locator(".bubble-images a").count() == 0:
-            page.click("#load-earlier")
-        page.locator(".bubble-images a").first.click()
-        page.wait_for_selector("#lightbox[open]")
-        page.wait_for_function("() => document.getElementById('lightbox-image').complete")
 
 
 def _audit(page, axe_source: str) -> list[str]:
