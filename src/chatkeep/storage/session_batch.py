@@ -40,13 +40,14 @@ def _taken(tx: Tx, sids: list[str]) -> set[str]:
         ):
             found.add(key.split("_", 1)[1])
         marks = tx.marks(len(chunk))
-        for sql in (
-            f"SELECT DISTINCT sid FROM ck_session_items WHERE profile=? AND sid IN ({marks})",
-            "SELECT DISTINCT owner FROM ck_search WHERE profile=? AND place IN ('s','e')"
-            f" AND owner IN ({marks})",
-        ):
-            if "ck_search" not in sql or tx._b.search_rows:
-                found.update(r[0] for r in tx.rows(sql, chunk))
+        sqls = [f"SELECT DISTINCT sid FROM ck_session_items WHERE profile=? AND sid IN ({marks})"]
+        if tx._b.search_rows:
+            sqls.append(
+                "SELECT DISTINCT owner FROM ck_search WHERE profile=? AND place IN ('s','e')"
+                f" AND owner IN ({marks})"
+            )
+        for sql in sqls:
+            found.update(r[0] for r in tx.rows(sql, chunk))
         owners = ["k:" + SESSION_BODY_PREFIX + s for s in chunk]
         for (owner,) in tx.rows(
             "SELECT DISTINCT owner FROM ck_blob_refs WHERE profile=?"
