@@ -5,6 +5,7 @@
 
 import { api, el, notice, openModal, showError } from "./api.js";
 import { currentSession, isBusy, renderHistory, setSession } from "./conversation.js";
+import { when } from "./format.js";
 
 let query = "";
 let timer = null;
@@ -21,10 +22,6 @@ function markedName(name, q) {
   }
   span.append(name.slice(0, i), el("mark", { text: name.slice(i, i + q.length) }), name.slice(i + q.length));
   return span;
-}
-
-function when(ms) {
-  return ms ? new Date(ms).toLocaleString() : "";
 }
 
 function row(session, activeId) {

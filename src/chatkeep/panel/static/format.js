@@ -6,3 +6,8 @@ const GROUPED = new Intl.NumberFormat("en-US");
 export function fmt(n) {
   return GROUPED.format(Number(n || 0));
 }
+
+// A stored time (ms since the epoch) in the reader's locale; "" for none.
+export function when(ms) {
+  return ms ? new Date(ms).toLocaleString() : "";
+}

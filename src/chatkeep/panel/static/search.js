@@ -9,6 +9,7 @@ import { api, el, openModal, showError } from "./api.js";
 import { assistantBubble, chip, userBubble } from "./bubbles.js";
 import { revealEntry } from "./conversation.js";
 import { load } from "./drawer.js";
+import { when } from "./format.js";
 
 const DEBOUNCE_MS = 250;
 const HIGHLIGHT_MS = 2500;
@@ -18,10 +19,6 @@ let query = "";
 let shown = 0;
 let seq = 0; // answers to an older query are dropped
 let timer = null;
-
-function when(ms) {
-  return ms ? new Date(ms).toLocaleString() : "";
-}
 
 function place(hit) {
   if (hit.where === "live") return "Current conversation";

@@ -1,7 +1,7 @@
 // A streamed turn's transport: POST the request, then read its Server-Sent Events one at a
 // time. No state and no DOM: turn.js decides, turn-view.js draws.
 
-import { ApiError, authHeaders } from "./api.js";
+import { authHeaders, readJson } from "./api.js";
 
 // The response of a turn's POST. A refusal (an HTTP error status: the server turned the request
 // down before writing anything) throws an ApiError with `refused` set.
@@ -13,13 +13,7 @@ export async function openStream(path, body, signal) {
     signal,
   });
   if (res.ok) return res;
-  let data = null;
-  try {
-    data = await res.json();
-  } catch {
-    data = null;
-  }
-  const err = new ApiError(res.status, data);
+  const err = await readJson(res).catch((e) => e); // an ApiError carrying the error body
   err.refused = true;
   throw err;
 }
