@@ -184,3 +184,36 @@ def test_a_loaded_session_longer_than_the_window_is_found_once_per_entry(
     assert _where(store, "follow", "session") == []
     hits = store.search("tarsier note", mode="text", limit=50)
     assert sorted(h["index"] for h in hits if h["where"] == "session") == [0, 1, 2, 3, 4]
+
+
+def test_an_appended_entry_is_indexed_as_its_stored_row_reads(
+    store: chatkeep.Store, spec: Any
+) -> None:
+    """An append indexes the entry it was given; a repair indexes the row as stored (long
+    texts as blob references, strings that begin with NUL escaped). Both give the same rows:
+    every character of a 300,000-character attachment, the NUL-led text, the role and time."""
+    long_text = "intro " + "lorem ipsum " * 25_000 + "the quokka at the end"
+    store.history.append(
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "\x00led by a NUL, then an axolotl"},
+                {"type": "text", "text": long_text},
+            ],
+            "createdAt": 1_700_000_000_000,
+        }
+    )
+    store.history.append({"role": "assistant", "content": "\x00a NUL-led okapi reply"})
+    query = (
+        "SELECT place, owner, pos, part, role, created_at, th, body FROM ck_search"
+        " WHERE profile=? ORDER BY place, owner, pos, part"
+    )
+    at_append = spec.raw_rows(query, (spec.profile,))
+    assert len(at_append) > 2  # the long text is cut into many chunks
+    spec.raw_rows("DELETE FROM ck_search WHERE profile=?", (spec.profile,))
+    spec.raw_rows("UPDATE ck_history_state SET live_count = 7 WHERE profile=?", (spec.profile,))
+    store.doctor(repair=True)
+    assert spec.raw_rows(query, (spec.profile,)) == at_append
+    assert _where(store, "quokka") == [("live", 0)]
+    assert _where(store, "axolotl") == [("live", 0)]
+    assert _where(store, "okapi") == [("live", 1)]

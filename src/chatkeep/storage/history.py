@@ -296,7 +296,7 @@ class History(ArchiveRows, HistoryTail, EarlierVersions):
             tx.hist_delete([r.pos for r in stale])
         pos = tx.hist_next_pos()
         for (text, blobs, chars), entry in zip(encoded[keep:], new_entries[keep:], strict=True):
-            tx.hist_insert(pos, chars, text, blobs, _unseen(entry))
+            tx.hist_insert(pos, chars, text, blobs, _unseen(entry), entry)
             pos += 1
         count = len(rows) - len(stale) + len(encoded) - keep
         chars = sum(r.chars for r in rows) - sum(r.chars for r in stale)
@@ -345,7 +345,7 @@ class History(ArchiveRows, HistoryTail, EarlierVersions):
         text, blobs, chars = _encode_entry(entry)
         with self._b.transaction(self._profile) as tx:
             pos = tx.hist_next_pos()
-            tx.hist_insert(pos, chars, text, blobs, _unseen(entry))
+            tx.hist_insert(pos, chars, text, blobs, _unseen(entry), entry)
             count, total = tx.hist_state()
             return self._after_write(tx, count + 1, total + chars)
 
@@ -373,7 +373,7 @@ class History(ArchiveRows, HistoryTail, EarlierVersions):
                     t2, b2, c2 = _encode_entry(rewrite[1])
                     tx.hist_update(int(at[0][0]), c2, t2, b2, _unseen(rewrite[1]))
             pos = tx.hist_next_pos()
-            tx.hist_insert(pos, chars, text, blobs, _unseen(entry))
+            tx.hist_insert(pos, chars, text, blobs, _unseen(entry), entry)
             count, total = tx.hist_state()
             self._after_write(tx, count + 1, total + chars)
             return tx.versions()[1]

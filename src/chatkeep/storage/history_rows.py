@@ -43,7 +43,14 @@ class HistoryRows:
         def gc(self, candidates: Any) -> int: ...
         def bump(self, what: str) -> None: ...
         def search_put(
-            self, place: str, pos: int, text: str, blobs: Any, *, replace: bool = False
+            self,
+            place: str,
+            pos: int,
+            text: str,
+            blobs: Any,
+            *,
+            replace: bool = False,
+            value: Any = None,
         ) -> None: ...
         def search_drop(self, place: str, owner: str, positions: Any) -> None: ...
         def search_archived(self, moved: Any) -> None: ...
@@ -95,8 +102,16 @@ class HistoryRows:
         ]
 
     def hist_insert(
-        self, pos: int, chars: int, text: str, blobs: dict[str, Blob], unseen: bool = True
+        self,
+        pos: int,
+        chars: int,
+        text: str,
+        blobs: dict[str, Blob],
+        unseen: bool = True,
+        value: Any = None,
     ) -> None:
+        """Write one live row; ``value``: the entry encoded as ``text``, when the caller has it
+        (the search index reads its text from it instead of parsing ``text`` again)."""
         self.bump("history")
         self.put_blobs(blobs)
         self.run(
@@ -104,7 +119,7 @@ class HistoryRows:
             (pos, chars, text, int(unseen)),
         )
         self.add_refs(f"h:{pos}", blobs)
-        self.search_put("h", pos, text, blobs)
+        self.search_put("h", pos, text, blobs, value=value)
 
     def hist_unseen_rows(self) -> list[tuple[int, int, str]]:
         """(pos, chars, text) of the live rows flagged as holding unseen images, in order."""

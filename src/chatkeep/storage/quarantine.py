@@ -76,7 +76,7 @@ def _put_back(tx: Tx, owner: str, value: Any) -> str | None:
         pos = int(where)
         if tx.rows("SELECT 1 FROM ck_history WHERE profile=? AND pos=?", (pos,)):
             pos = tx.hist_next_pos()
-        tx.hist_insert(pos, text_length(value), text, blobs)
+        tx.hist_insert(pos, text_length(value), text, blobs, value=value)
         return None
     seq = int(where)
     if tx.rows("SELECT 1 FROM ck_archive WHERE profile=? AND seq=?", (seq,)):

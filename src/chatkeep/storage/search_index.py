@@ -124,18 +124,29 @@ class SearchRows:
 
     # -- the live history and the archive ------------------------------------------------------
     def search_put(
-        self, place: str, pos: int, text: str, blobs: dict[str, Blob], *, replace: bool = False
+        self,
+        place: str,
+        pos: int,
+        text: str,
+        blobs: dict[str, Blob],
+        *,
+        replace: bool = False,
+        value: Any = None,
     ) -> None:
-        """Index one live (``h``) or archived (``a``) row just written as ``text``."""
+        """Index one live (``h``) or archived (``a``) row just written as ``text``; ``value``:
+        the entry that was encoded as ``text``, when the caller has it (not parsed again)."""
         if not self._b.search_rows:
             return
         if replace:
             self.search_drop(place, "", [pos])
-        try:
-            value = codec.loads_stored(text)
-        except CorruptValue:
-            return
-        item = self.search_items(value, pos, blobs)
+        if value is not None:  # the value itself: its strings are what they say
+            item = self.search_items(value, pos, None, _as_is)
+        else:
+            try:
+                stored = codec.loads_stored(text)
+            except CorruptValue:
+                return
+            item = self.search_items(stored, pos, blobs)
         if item is not None:
             self._insert_items(place, "", [item])
 

@@ -105,7 +105,7 @@ def import_from(
         for pos, item in enumerate(_items(lines, "],")):
             entry = _entry(item, pos)
             text, blobs = codec.encode(entry, text_blobs=True)
-            tx.hist_insert(pos, text_length(entry), text, blobs, has_image_parts(entry))
+            tx.hist_insert(pos, text_length(entry), text, blobs, has_image_parts(entry), entry)
             count, chars = count + 1, chars + text_length(entry)
             drop_cycles()
         tx.hist_set_state(count, chars)

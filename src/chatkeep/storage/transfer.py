@@ -233,7 +233,7 @@ def import_profile(
             tx.archive_insert(seq, text, blobs, stamp)
         if source == "chatkeep":
             for pos, ((text, blobs), entry) in enumerate(zip(live_enc, live, strict=True)):
-                tx.hist_insert(pos, text_length(entry), text, blobs, has_image_parts(entry))
+                tx.hist_insert(pos, text_length(entry), text, blobs, has_image_parts(entry), entry)
             tx.hist_set_state(len(live), sum(text_length(e) for e in live))
         else:
             history.replace_in(tx, live)
