@@ -147,31 +147,40 @@ def message_to_entry(message: ModelMessage) -> Entry:
             f"a Pydantic AI message must be a ModelRequest or ModelResponse, got {type(message).__name__}",
             hint="pass what result.new_messages() / result.all_messages() return",
         )
-    text = _message_json(message)
     view = _view(message)
     if view is None:
         kinds = ", ".join(sorted({p.part_kind for p in message.parts}))
         view = {"role": "user", "content": f"[{kinds}]"}
-    kept = json.loads(text)
+    kept = _message_object(message)
     if not _shows_images(view):  # read back as it is stored (no image URL to turn back)
         return {**view, OBJECT_KEY: kept}
     _walk(kept, _binary_url)  # an image: its bytes as the data URL the view holds (stored once)
     return {**view, MESSAGE_KEY: kept}
 
 
-def _message_json(message: ModelMessage) -> str:
-    """Pydantic AI's JSON of one message without its null fields when that reads back as the
-    same message (its full JSON dumped again is the same bytes; a field whose default is not
-    null keeps its null), else the full JSON: less to store, less to parse on every read."""
+def _message_object(message: ModelMessage) -> dict[str, Any]:
+    """Pydantic AI's JSON of one message, parsed, as lean as reads back the same message (its
+    full JSON dumped again is the same bytes): without its null fields, and a response's usage
+    without the counts left at their defaults (the usage itself is kept); else the full JSON.
+    Less to store, and less to parse on every read: a usage is validated field by field by a
+    Python validator of Pydantic AI's."""
     full = ModelMessagesTypeAdapter.dump_json([message])
-    short = ModelMessagesTypeAdapter.dump_json([message], exclude_none=True)
-    if (
-        short != full
-        and ModelMessagesTypeAdapter.dump_json(ModelMessagesTypeAdapter.validate_json(short))
-        != full
-    ):
-        short = full
-    return short[1:-1].decode("utf-8")
+    kept: dict[str, Any] = json.loads(
+        ModelMessagesTypeAdapter.dump_json([message], exclude_none=True)
+    )[0]
+    if isinstance(message, ModelResponse):
+        lean = ModelMessagesTypeAdapter.dump_python([message], mode="json", exclude_defaults=True)
+        kept["usage"] = lean[0].get("usage", {})
+    back = ModelMessagesTypeAdapter.validate_json(b"[" + _json(kept) + b"]")
+    if ModelMessagesTypeAdapter.dump_json(back) == full:
+        return kept
+    if isinstance(message, ModelResponse):  # the usage whole, then the full JSON
+        kept["usage"] = json.loads(full)[0]["usage"]
+        back = ModelMessagesTypeAdapter.validate_json(b"[" + _json(kept) + b"]")
+        if ModelMessagesTypeAdapter.dump_json(back) == full:
+            return kept
+    whole: dict[str, Any] = json.loads(full)[0]
+    return whole
 
 
 def _shows_images(entry: Entry) -> bool:
