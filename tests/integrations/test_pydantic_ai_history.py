@@ -220,3 +220,52 @@ def test_null_values_that_are_data_come_back(store: chatkeep.Store) -> None:
     back = history.messages()
     assert _dump(back) == _dump(saved)
     assert back[0].parts[0].content == {"found": None, "tries": 2}  # type: ignore[union-attr]
+
+
+def test_messages_kept_as_json_text_still_read(store: chatkeep.Store) -> None:
+    """A message is kept as its JSON object; entries written before that, holding the
+    message's JSON text, read back the same, mixed with new ones."""
+    from chatkeep.integrations.pydantic_ai import MESSAGE_KEY, OBJECT_KEY
+
+    saved: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart(content="an older question")]),
+        ModelResponse(parts=[TextPart(content="an older answer")]),
+    ]
+    older = [
+        {"role": r, "content": "…", MESSAGE_KEY: _dump([m])[1:-1].decode()}
+        for r, m in zip(("user", "assistant"), saved, strict=True)
+    ]
+    store.sessions.add_many([({"id": "pai-9", "name": ""}, older)])
+    history = ChatkeepMessageHistory(store, "pai-9")
+    newer = [ModelRequest(parts=[UserPromptPart(content="a newer question")])]
+    history.add_messages(newer)
+    entries = store.sessions.get("pai-9")["history"]  # type: ignore[index]
+    assert isinstance(entries[-1][OBJECT_KEY], dict) and MESSAGE_KEY not in entries[-1]
+    assert _dump(history.messages()) == _dump(saved + newer)
+
+
+def test_a_usage_keeps_only_its_counts_and_reads_back_whole(store: chatkeep.Store) -> None:
+    """A response's usage is kept without the counts left at zero; it reads back equal,
+    details and all, and an all-zero usage reads back as one."""
+    from pydantic_ai.usage import RequestUsage
+
+    from chatkeep.integrations.pydantic_ai import OBJECT_KEY
+
+    counted = RequestUsage(input_tokens=812, output_tokens=64, details={"reasoning_tokens": 0})
+    saved: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart(content="how far is the bridge?")]),
+        ModelResponse(parts=[TextPart(content="two stops")], usage=counted),
+        ModelResponse(parts=[TextPart(content="no usage counted")]),
+    ]
+    history = ChatkeepMessageHistory(store, "pai-10")
+    history.add_messages(saved)
+    back = history.messages()
+    assert _dump(back) == _dump(saved)
+    assert back[1].usage == counted and back[2].usage == RequestUsage()  # type: ignore[union-attr]
+    entries = store.sessions.get("pai-10")["history"]  # type: ignore[index]
+    assert entries[1][OBJECT_KEY]["usage"] == {
+        "input_tokens": 812,
+        "output_tokens": 64,
+        "details": {"reasoning_tokens": 0},
+    }
+    assert entries[2][OBJECT_KEY]["usage"] == {}

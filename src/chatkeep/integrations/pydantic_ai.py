@@ -9,11 +9,12 @@ listed and searchable in the drawer)::
     history.add_messages(result.new_messages())
 
 Each message is one entry: ``role``/``content`` for the drawer, plus the message itself in Pydantic
-AI's own JSON form (``ModelMessagesTypeAdapter``) under ``pydanticAiMessage`` — its JSON text,
-or, for a message with images, the parsed form with each image's bytes (``BinaryContent``) as
-the same data URL the drawer's image part holds, so the store keeps them once, however many turns or sessions
-repeat them; long documents are kept once the same way. Saving appends: what the session holds
-is never rewritten.
+AI's own JSON form (``ModelMessagesTypeAdapter``): as a JSON object under ``pydanticAi``, or,
+for a message with images, under ``pydanticAiMessage`` with each image's bytes
+(``BinaryContent``) as the same data URL the drawer's image part holds, so the store keeps them
+once, however many turns or sessions repeat them; long documents are kept once the same way.
+(Entries written before ``pydanticAi`` keep the message's JSON text under ``pydanticAiMessage``;
+they read the same.) Saving appends: what the session holds is never rewritten.
 
 ``request_rules`` is a history processor (``Agent(…, history_processors=[request_rules])``, or
 ``capabilities=[ProcessHistory(request_rules)]`` where Pydantic AI takes processors as a
@@ -51,9 +52,20 @@ import chatkeep
 
 from ._common import Entry, SavedConversation, apply_request_rules, image_part
 
-__all__ = ["MESSAGE_KEY", "ChatkeepMessageHistory", "entry_to_message", "message_to_entry"]
+__all__ = [
+    "MESSAGE_KEY",
+    "OBJECT_KEY",
+    "ChatkeepMessageHistory",
+    "entry_to_message",
+    "message_to_entry",
+]
 
+#: A message showing images, its image bytes as data URLs (or, written before
+#: :data:`OBJECT_KEY`, any message as its JSON text).
 MESSAGE_KEY = "pydanticAiMessage"
+#: A message without images, as its JSON object: read back by Pydantic's parser straight from
+#: the entry's stored text, with no JSON text inside it to unescape and parse again.
+OBJECT_KEY = "pydanticAi"
 
 
 def _binary_url(item: dict[str, Any]) -> None:
@@ -135,31 +147,40 @@ def message_to_entry(message: ModelMessage) -> Entry:
             f"a Pydantic AI message must be a ModelRequest or ModelResponse, got {type(message).__name__}",
             hint="pass what result.new_messages() / result.all_messages() return",
         )
-    text = _message_json(message)
     view = _view(message)
     if view is None:
         kinds = ", ".join(sorted({p.part_kind for p in message.parts}))
         view = {"role": "user", "content": f"[{kinds}]"}
-    if not _shows_images(view):  # kept as its JSON text: read back without a parse of ours
-        return {**view, MESSAGE_KEY: text}
-    kept = json.loads(text)  # an image: its bytes as the data URL the view holds (stored once)
-    _walk(kept, _binary_url)
+    kept = _message_object(message)
+    if not _shows_images(view):  # read back as it is stored (no image URL to turn back)
+        return {**view, OBJECT_KEY: kept}
+    _walk(kept, _binary_url)  # an image: its bytes as the data URL the view holds (stored once)
     return {**view, MESSAGE_KEY: kept}
 
 
-def _message_json(message: ModelMessage) -> str:
-    """Pydantic AI's JSON of one message without its null fields when that reads back as the
-    same message (its full JSON dumped again is the same bytes; a field whose default is not
-    null keeps its null), else the full JSON: less to store, less to parse on every read."""
+def _message_object(message: ModelMessage) -> dict[str, Any]:
+    """Pydantic AI's JSON of one message, parsed, as lean as reads back the same message (its
+    full JSON dumped again is the same bytes): without its null fields, and a response's usage
+    without the counts left at their defaults (the usage itself is kept); else the full JSON.
+    Less to store, and less to parse on every read: a usage is validated field by field by a
+    Python validator of Pydantic AI's."""
     full = ModelMessagesTypeAdapter.dump_json([message])
-    short = ModelMessagesTypeAdapter.dump_json([message], exclude_none=True)
-    if (
-        short != full
-        and ModelMessagesTypeAdapter.dump_json(ModelMessagesTypeAdapter.validate_json(short))
-        != full
-    ):
-        short = full
-    return short[1:-1].decode("utf-8")
+    kept: dict[str, Any] = json.loads(
+        ModelMessagesTypeAdapter.dump_json([message], exclude_none=True)
+    )[0]
+    if isinstance(message, ModelResponse):
+        lean = ModelMessagesTypeAdapter.dump_python([message], mode="json", exclude_defaults=True)
+        kept["usage"] = lean[0].get("usage", {})
+    back = ModelMessagesTypeAdapter.validate_json(b"[" + _json(kept) + b"]")
+    if ModelMessagesTypeAdapter.dump_json(back) == full:
+        return kept
+    if isinstance(message, ModelResponse):  # the usage whole, then the full JSON
+        kept["usage"] = json.loads(full)[0]["usage"]
+        back = ModelMessagesTypeAdapter.validate_json(b"[" + _json(kept) + b"]")
+        if ModelMessagesTypeAdapter.dump_json(back) == full:
+            return kept
+    whole: dict[str, Any] = json.loads(full)[0]
+    return whole
 
 
 def _shows_images(entry: Entry) -> bool:
@@ -169,6 +190,8 @@ def _shows_images(entry: Entry) -> bool:
 
 def entry_to_message(entry: Entry) -> ModelMessage:
     """The message an entry keeps, or a plain request/response for entries chatkeep wrote."""
+    if isinstance(entry.get(OBJECT_KEY), dict):
+        return ModelMessagesTypeAdapter.validate_json(b"[" + _json(entry[OBJECT_KEY]) + b"]")[0]
     if isinstance(entry.get(MESSAGE_KEY), dict | str):
         return ModelMessagesTypeAdapter.validate_json(b"[" + _restored(entry) + b"]")[0]
     content = entry.get("content")
@@ -192,10 +215,11 @@ def _json(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-class _Kept(TypedDict):
-    """What a read needs of a stored entry: the message it keeps, as its JSON text (validated
-    on the way, in Rust), or as the parsed form when it shows images."""
+class _Kept(TypedDict, total=False):
+    """What a read needs of a stored entry: the message it keeps (validated on the way, in
+    Rust), or, when it shows images, its parsed form (its data URLs still to turn back)."""
 
+    pydanticAi: ModelMessage
     pydanticAiMessage: Annotated[
         Json[ModelMessage] | dict[str, Any], Field(union_mode="left_to_right")
     ]
@@ -207,9 +231,18 @@ _KEPT = TypeAdapter(list[_Kept])
 _CHUNK = 32
 
 
-def _message(kept: ModelMessage | dict[str, Any]) -> ModelMessage:
-    """A message read by :data:`_KEPT`; one kept in its parsed form (it shows images) has its
-    data URLs turned back and is validated on its own."""
+class _NotKept(Exception):
+    """An entry keeping no Pydantic AI message (one chatkeep itself added)."""
+
+
+def _message(entry: _Kept) -> ModelMessage:
+    """The message of an entry read by :data:`_KEPT`; one kept in its parsed form (it shows
+    images) has its data URLs turned back and is validated on its own."""
+    if "pydanticAi" in entry:
+        return entry["pydanticAi"]
+    kept = entry.get("pydanticAiMessage")
+    if kept is None:
+        raise _NotKept
     if not isinstance(kept, dict):
         return kept
     _walk(kept, _unurl)
@@ -245,8 +278,11 @@ class ChatkeepMessageHistory:
         try:  # the entries' texts as stored, validated by Pydantic's own parser, 32 at a time
             for i in range(0, len(texts), _CHUNK):
                 kept = _KEPT.validate_json("[" + ",".join(texts[i : i + _CHUNK]) + "]")
-                out.extend(_message(k["pydanticAiMessage"]) for k in kept)
-        except ValidationError:  # an entry chatkeep wrote, or a text that does not read
+                try:  # entries written since OBJECT_KEY: their messages as they are
+                    out.extend([k["pydanticAi"] for k in kept])
+                except KeyError:  # images, or messages kept as JSON text
+                    out.extend(_message(k) for k in kept)
+        except (ValidationError, _NotKept):  # an entry chatkeep wrote, or a text that does not read
             return [entry_to_message(e) for e in self._saved.entries()]
         return out
 

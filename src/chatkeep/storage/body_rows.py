@@ -193,7 +193,7 @@ class BodyRows:
         got = self.rows(
             "SELECT value FROM ck_session_items WHERE profile=? AND sid=? ORDER BY pos", (sid,)
         )
-        return [str(v) for (v,) in got]
+        return [v for (v,) in got]
 
     def kv_form(self, key: str) -> str | None:
         """The ``ck_kv`` text of a body key (:data:`BODY_MARK` for rows), ``None`` if absent."""

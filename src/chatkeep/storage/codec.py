@@ -27,7 +27,9 @@ import binascii
 import json
 import re
 from collections.abc import Callable, Iterable
+from itertools import repeat
 from json import loads
+from operator import contains
 from typing import Any
 
 from ..constants import GET_ALL_KEYS, SESSIONS_INDEX_KEY
@@ -332,3 +334,8 @@ def needs_resolve(text: str) -> bool:
     """Whether a stored text holds NUL-prefixed strings (blob markers or escapes) that
     :func:`decode` must resolve; without them the text is plain JSON."""
     return MARK_JSON[:6] in text
+
+
+def any_needs_resolve(texts: Iterable[str]) -> bool:
+    """Whether any of ``texts`` :func:`needs_resolve` (one pass in C: no Python call per text)."""
+    return any(map(contains, texts, repeat(MARK_JSON[:6])))

@@ -56,6 +56,8 @@ class SessionTexts:
                     return None
                 texts = tx.items_texts(session_id)
                 if texts is not None:
+                    if not codec.any_needs_resolve(texts):  # most bodies: nothing to decode
+                        return texts
                     return [_resolved(tx, t) if codec.needs_resolve(t) else t for t in texts]
         # a body stored whole, or an index still to migrate: the decoding read
         found: Any = self.get(session_id)
