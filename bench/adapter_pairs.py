@@ -198,6 +198,30 @@ class _PaiTarget(Target):
         return len(self.load())
 
 
+def _response(answer: str, k: int) -> Any:
+    """A model's reply as a real provider call returns it: the model and provider named, the
+    response id, the finish reason and a filled usage (the conversation read from the cache,
+    growing turn by turn)."""
+    from pydantic_ai.messages import ModelResponse, TextPart
+    from pydantic_ai.usage import RequestUsage
+
+    prompt = 1_200 + 350 * k
+    usage = RequestUsage(
+        input_tokens=prompt,
+        cache_read_tokens=prompt - 400,
+        output_tokens=max(1, len(answer) // 4),
+        details={"reasoning_tokens": 0},
+    )
+    return ModelResponse(
+        parts=[TextPart(content=answer)],
+        usage=usage,
+        model_name="claude-sonnet-5",
+        provider_name="anthropic",
+        provider_response_id=f"msg_{k:024d}",
+        finish_reason="stop",
+    )
+
+
 class PydanticAIPair(Pair):
     name = "Pydantic AI"
     adapter = "ChatkeepMessageHistory"
@@ -205,21 +229,15 @@ class PydanticAIPair(Pair):
     needs = ("pydantic_ai",)
 
     def turn(self, question: str, answer: str, k: int) -> Turn:
-        from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
+        from pydantic_ai.messages import ModelRequest, UserPromptPart
 
         return [
             ModelRequest(parts=[UserPromptPart(content=question)]),
-            ModelResponse(parts=[TextPart(content=answer)]),
+            _response(answer, k),
         ]
 
     def figure_turns(self) -> list[Turn]:
-        from pydantic_ai.messages import (
-            BinaryContent,
-            ModelRequest,
-            ModelResponse,
-            TextPart,
-            UserPromptPart,
-        )
+        from pydantic_ai.messages import BinaryContent, ModelRequest, UserPromptPart
 
         def prompt(e: dict[str, Any]) -> Any:
             if isinstance(e["content"], str):
@@ -238,10 +256,10 @@ class PydanticAIPair(Pair):
             [
                 ModelRequest(parts=[UserPromptPart(content=prompt(e))])
                 if e["role"] == "user"
-                else ModelResponse(parts=[TextPart(content=str(e["content"]))])
+                else _response(str(e["content"]), k)
                 for e in t
             ]
-            for t in _entry_turns()
+            for k, t in enumerate(_entry_turns())
         ]
 
     @contextmanager

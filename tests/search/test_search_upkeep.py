@@ -189,9 +189,10 @@ def test_a_loaded_session_longer_than_the_window_is_found_once_per_entry(
 def test_an_appended_entry_is_indexed_as_its_stored_row_reads(
     store: chatkeep.Store, spec: Any
 ) -> None:
-    """An append indexes the entry it was given; a repair indexes the row as stored (long
-    texts as blob references, strings that begin with NUL escaped). Both give the same rows:
-    every character of a 300,000-character attachment, the NUL-led text, the role and time."""
+    """An append (to the live history or to a saved session) indexes the entries it was given;
+    a repair indexes the rows as stored (long texts as blob references, strings that begin
+    with NUL escaped). Both give the same rows: every character of a 300,000-character
+    attachment, the NUL-led text, the role and time."""
     long_text = "intro " + "lorem ipsum " * 25_000 + "the quokka at the end"
     store.history.append(
         {
@@ -204,6 +205,17 @@ def test_an_appended_entry_is_indexed_as_its_stored_row_reads(
         }
     )
     store.history.append({"role": "assistant", "content": "\x00a NUL-led okapi reply"})
+    sid = store.sessions.save("Extended")["id"]
+    store.sessions.extend(
+        sid,
+        [
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "\x00NUL-led tapir " + long_text}],
+            },
+            {"role": "assistant", "content": "a pangolin", "createdAt": 1_700_000_000_001},
+        ],
+    )
     query = (
         "SELECT place, owner, pos, part, role, created_at, th, body FROM ck_search"
         " WHERE profile=? ORDER BY place, owner, pos, part"
@@ -214,6 +226,8 @@ def test_an_appended_entry_is_indexed_as_its_stored_row_reads(
     spec.raw_rows("UPDATE ck_history_state SET live_count = 7 WHERE profile=?", (spec.profile,))
     store.doctor(repair=True)
     assert spec.raw_rows(query, (spec.profile,)) == at_append
-    assert _where(store, "quokka") == [("live", 0)]
+    assert _where(store, "quokka") == [("live", 0), ("session", 2)]
     assert _where(store, "axolotl") == [("live", 0)]
     assert _where(store, "okapi") == [("live", 1)]
+    assert _where(store, "tapir", "session") == [("session", 2)]
+    assert _where(store, "pangolin", "session") == [("session", 3)]

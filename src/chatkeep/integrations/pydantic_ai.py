@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import dataclasses
+import functools
 import json
 from collections.abc import Sequence
 from typing import Annotated, Any
@@ -142,20 +143,68 @@ def _view(message: Any) -> Entry | None:
 
 def message_to_entry(message: ModelMessage) -> Entry:
     """One Pydantic AI message as a chatkeep entry keeping the message whole."""
-    if not isinstance(message, ModelRequest | ModelResponse):
-        raise chatkeep.InvalidValue(
-            f"a Pydantic AI message must be a ModelRequest or ModelResponse, got {type(message).__name__}",
-            hint="pass what result.new_messages() / result.all_messages() return",
-        )
-    view = _view(message)
-    if view is None:
-        kinds = ", ".join(sorted({p.part_kind for p in message.parts}))
-        view = {"role": "user", "content": f"[{kinds}]"}
-    kept = _message_object(message)
-    if not _shows_images(view):  # read back as it is stored (no image URL to turn back)
-        return {**view, OBJECT_KEY: kept}
-    _walk(kept, _binary_url)  # an image: its bytes as the data URL the view holds (stored once)
-    return {**view, MESSAGE_KEY: kept}
+    return messages_to_entries([message])[0]
+
+
+def messages_to_entries(messages: Sequence[ModelMessage]) -> list[Entry]:
+    """Pydantic AI messages as chatkeep entries keeping each message whole."""
+    for message in messages:
+        if not isinstance(message, ModelRequest | ModelResponse):
+            raise chatkeep.InvalidValue(
+                f"a Pydantic AI message must be a ModelRequest or ModelResponse, got {type(message).__name__}",
+                hint="pass what result.new_messages() / result.all_messages() return",
+            )
+    out = []
+    for message, kept in zip(messages, _message_objects(messages), strict=True):
+        view = _view(message)
+        if view is None:
+            kinds = ", ".join(sorted({p.part_kind for p in message.parts}))
+            view = {"role": "user", "content": f"[{kinds}]"}
+        if not _shows_images(view):  # read back as it is stored (no image URL to turn back)
+            out.append({**view, OBJECT_KEY: kept})
+            continue
+        _walk(kept, _binary_url)  # an image: its bytes as the data URL the view holds (stored once)
+        out.append({**view, MESSAGE_KEY: kept})
+    return out
+
+
+def _message_objects(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]:
+    """:func:`_message_object` of each message, checked together: when the lean forms of all
+    of them read back as the same bytes, one dump, one parse and one check serve the lot."""
+    if len(messages) < 2:
+        return [_message_object(m) for m in messages]
+    batch = list(messages)
+    full = ModelMessagesTypeAdapter.dump_json(batch)
+    kept: list[dict[str, Any]] = _without_nulls(json.loads(full))
+    defaults = _usage_defaults()
+    for message, short in zip(batch, kept, strict=True):
+        usage = short.get("usage") if isinstance(message, ModelResponse) else None
+        if isinstance(usage, dict):
+            short["usage"] = {k: v for k, v in usage.items() if defaults.get(k, _NONE) != v}
+    back = ModelMessagesTypeAdapter.validate_json(_json(kept))
+    if ModelMessagesTypeAdapter.dump_json(back) == full:
+        return kept
+    return [_message_object(m) for m in batch]  # one of them needs more: each on its own
+
+
+_NONE = object()
+
+
+def _without_nulls(value: Any) -> Any:
+    """A parsed JSON value without the ``null`` members of its objects (as Pydantic's
+    ``exclude_none`` dumps it; list items stay)."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
+
+
+@functools.cache
+def _usage_defaults() -> dict[str, Any]:
+    """A response's usage as Pydantic AI dumps it when every count is at its default."""
+    dumped = json.loads(ModelMessagesTypeAdapter.dump_json([ModelResponse(parts=[])]))
+    return dict(dumped[0]["usage"])
 
 
 def _message_object(message: ModelMessage) -> dict[str, Any]:
@@ -288,7 +337,7 @@ class ChatkeepMessageHistory:
 
     def add_messages(self, messages: Sequence[ModelMessage]) -> None:
         """Append messages (``result.new_messages()``)."""
-        self._saved.extend([message_to_entry(m) for m in messages])
+        self._saved.extend(messages_to_entries(messages))
 
     def clear(self) -> None:
         self._saved.clear()

@@ -172,9 +172,7 @@ class BodyRows:
         def search_key_written(
             self, key: str, text: str, blobs: dict[str, Blob], value: Any = ...
         ) -> None: ...
-        def search_body_extended(
-            self, owner: str, start: int, added: list[Any], blobs: dict[str, Blob]
-        ) -> None: ...
+        def search_body_extended(self, owner: str, start: int, added: Sequence[Any]) -> None: ...
         def search_entry_removed(self, owner: str, pos: int) -> None: ...
         @staticmethod
         def chunks(values: Any) -> Any: ...
@@ -281,13 +279,12 @@ class BodyRows:
             return None if self.kv_form(key) is None else False
         r = self.rows("SELECT max(pos) FROM ck_session_items WHERE profile=? AND sid=?", (sid,))
         start = 0 if not r or r[0][0] is None else int(r[0][0]) + 1
-        rows, blobs = encode_rows(entries, key)
+        rows, blobs = encode_rows(entries, key, checked=True)
         self.bump("kv")
         self.put_blobs(blobs)
         insert_rows(self._b.execute, self.profile, sid, start, rows, pending=True)
         self.add_refs("k:" + key, blobs)
-        added = [codec.loads_stored(text) for text, _ in rows]  # as stored: images by reference
-        self.search_body_extended(sid, start, added, blobs)
+        self.search_body_extended(sid, start, entries)
         return True
 
     def body_pop(self, sid: str) -> tuple[bool, Any]:

@@ -279,13 +279,12 @@ class SearchRows:
             ],
         )
 
-    def search_body_extended(
-        self, owner: str, start: int, added: list[Any], blobs: dict[str, Blob]
-    ) -> None:
-        """Entries (parsed as stored) appended to a session body from index ``start`` on."""
+    def search_body_extended(self, owner: str, start: int, added: Sequence[Any]) -> None:
+        """Entries appended to a session body from index ``start`` on (the values given, not
+        their stored texts parsed again)."""
         if not self._b.search_rows:
             return
-        items = [self.search_items(v, start + i, blobs) for i, v in enumerate(added)]
+        items = [self.search_items(v, start + i, None, _as_is) for i, v in enumerate(added)]
         fresh = [it for it in items if it is not None]
         if fresh:
             self._insert_items(self._session_place(owner), owner, fresh)
