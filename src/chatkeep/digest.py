@@ -20,13 +20,17 @@ __all__ = ["PREFIX", "canonical_json", "digest_bytes", "digest_json", "digest_te
 PREFIX = "sha256:"
 
 
+#: The canonical form's encoder, made once (``json.dumps`` with options makes one per call).
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+)
+
+
 def canonical_json(value: Any) -> str:
     """Sorted keys, compact separators, UTF-8 kept: the bytes every JSON digest is taken of.
     A value that is not JSON raises :class:`~chatkeep.errors.InvalidValue`."""
     try:
-        return json.dumps(
-            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-        )
+        return _CANONICAL.encode(value)
     except (TypeError, ValueError, RecursionError) as exc:
         raise InvalidValue(f"cannot digest a value that is not JSON: {exc}") from None
 

@@ -58,6 +58,28 @@ def test_chatgpt_hidden_system_context_and_tool_nodes_skipped(db: Path) -> None:
     assert "[image not in the export: file-service://file-Img123]" in text
 
 
+def test_chatgpt_time_too_large_for_a_float_is_left_out(db: Path, tmp_path: Path) -> None:
+    """A message time that is an integer no float holds (a 400-digit number, as a hostile
+    file may write) is no time: the message imports without one. It used to raise
+    OverflowError, which stopped the whole import untyped."""
+    node = {
+        "id": "a",
+        "parent": None,
+        "children": [],
+        "message": {
+            "id": "a",
+            "author": {"role": "user"},
+            "create_time": "TIME",
+            "content": {"content_type": "text", "parts": ["hello"]},
+        },
+    }
+    conv = {"id": "c1", "title": "Huge", "current_node": "a", "mapping": {"a": node}}
+    path = tmp_path / "conversations.json"
+    path.write_text(json.dumps([conv]).replace('"TIME"', "1" + "0" * 400))
+    assert _import(db, path)["added"] == 1
+    assert by_name(db)["Huge"]["history"] == [{"role": "user", "content": "hello"}]
+
+
 @pytest.mark.parametrize("split", [False, True])
 def test_chatgpt_zip_images_from_the_archive(db: Path, tmp_path: Path, split: bool) -> None:
     """ChatGPT zip (whole or split conversations-NNN.json): asset pointers become the images."""

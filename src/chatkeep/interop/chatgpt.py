@@ -146,11 +146,17 @@ def _plain(content: dict[str, Any]) -> str:
     return json.dumps(rest, ensure_ascii=False) if rest else ""
 
 
-def _message_entry(msg: dict[str, Any], images: _Images, role: str) -> dict[str, Any] | None:
-    """The entry of a visible user or assistant message (``None`` when it holds nothing)."""
-    content = as_dict(msg.get("content"))
-    ctype = content.get("content_type", "text")
-    images_only = as_dict(msg.get("author")).get("role") == "tool"
+def _message_entry(
+    msg: dict[str, Any],
+    images: _Images,
+    role: str,
+    content: dict[str, Any],
+    when: int | None,
+    images_only: bool = False,
+) -> dict[str, Any] | None:
+    """The entry of a visible user or assistant message (``None`` when it holds nothing):
+    ``content`` is its content object, ``when`` its time; ``images_only``: a tool's message,
+    of which only the images are kept."""
     texts: list[str] = []
     urls: list[str] = []
     parts = content.get("parts")
@@ -168,17 +174,18 @@ def _message_entry(msg: dict[str, Any], images: _Images, role: str) -> dict[str,
                     texts.append(f"[image not in the export: {pointer}]")
             elif isinstance(part, dict) and isinstance(part.get("text"), str) and not images_only:
                 texts.append(part["text"])
-    elif ctype == "code" and isinstance(content.get("text"), str):
+    elif content.get("content_type", "text") == "code" and isinstance(content.get("text"), str):
         texts.append(f"```{content.get('language') or ''}\n{content['text']}\n```")
     elif isinstance(content.get("text"), str):
         texts.append(content["text"])
-    if not any(t.strip() for t in texts) and not urls:
+    if not urls and not any(t.strip() for t in texts):
         return None
-    extra: dict[str, Any] = {}
-    slug = as_dict(msg.get("metadata")).get("model_slug") if role == "assistant" else None
-    if isinstance(slug, str) and slug:
-        extra["provider"] = {"name": "chatgpt", "model": slug}
-    return timed(parts_entry(role, texts, urls, **extra), to_ms(msg.get("create_time")))
+    if role == "assistant":
+        slug = as_dict(msg.get("metadata")).get("model_slug")
+        if isinstance(slug, str) and slug:
+            entry = parts_entry(role, texts, urls, provider={"name": "chatgpt", "model": slug})
+            return timed(entry, when)
+    return timed(parts_entry(role, texts, urls), when)
 
 
 def _entries(path: list[dict[str, Any]], images: _Images) -> list[dict[str, Any]]:
@@ -193,19 +200,20 @@ def _entries(path: list[dict[str, Any]], images: _Images) -> list[dict[str, Any]
         author = as_dict(msg.get("author"))
         content = as_dict(msg.get("content"))
         ctype = content.get("content_type", "text")
-        when = to_ms(msg.get("create_time"))
-        if author.get("role") == "system" or ctype in CONTEXT_TYPES:
+        their_role = author.get("role")
+        if their_role == "system" or ctype in CONTEXT_TYPES:
             continue
-        if author.get("role") == "tool":
+        when = to_ms(msg.get("create_time"))
+        if their_role == "tool":
             if ctype == "multimodal_text":  # a generated image (DALL·E): keep its pixels
-                entry = _message_entry(msg, images, "assistant")
+                entry = _message_entry(msg, images, "assistant", content, when, images_only=True)
                 if entry is not None:
                     entries.append(extras.put_on(entry))
                 continue
             name = str(author.get("name") or "")
             extras.result(_plain(content), name, calls.get(name, calls[""]), when)
             continue
-        role = clean_role(author.get("role"))
+        role = clean_role(their_role)
         if role is None:
             continue
         tool = _to_tool(msg) if role == "assistant" else None
@@ -223,7 +231,7 @@ def _entries(path: list[dict[str, Any]], images: _Images) -> list[dict[str, Any]
             if role == "assistant":
                 extras.think(_thoughts(content), when)
             continue
-        entry = _message_entry(msg, images, role)
+        entry = _message_entry(msg, images, role, content, when)
         if entry is None:
             continue
         if role == "user":

@@ -211,8 +211,10 @@ def save_conversations(
             if isinstance(conv, Skipped):
                 skipped.append(conv.report())
                 continue
-            n = sum(1 for e in conv.entries if not is_attachment(e))
-            k = sum(_images_in(e) for e in conv.entries)
+            n = k = 0
+            for e in conv.entries:  # one pass: messages (attachments apart) and images
+                n += not is_attachment(e)
+                k += _images_in(e)
             last = (n, k, conv.title)
             readable, messages, pictures = readable + 1, messages + n, pictures + k
             ordinal = 0

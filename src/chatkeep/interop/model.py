@@ -138,6 +138,8 @@ class Extras:
 
     def put_on(self, entry: Entry) -> Entry:
         """Add these to ``entry`` (after what it already carries) and forget them."""
+        if not (self.reasoning or self.calls or self.results):  # most replies: nothing to add
+            return entry
         if self.reasoning:
             entry["reasoning"] = "\n\n".join(
                 filter(None, [entry.get("reasoning"), *self.reasoning])
@@ -204,7 +206,13 @@ def node_at(nodes: dict[str, Any], key: Any) -> Any:
 
 
 def to_ms(value: Any) -> int | None:
-    """Epoch seconds (int/float, or a numeric string), epoch ms, or an ISO-8601 string → ms."""
+    """Epoch seconds (int/float, or a numeric string), epoch ms, or an ISO-8601 string → ms.
+    An integer of any size reads (one too large for a float is past any time: ``timed``
+    leaves it out), never raising."""
+    if type(value) is float or type(value) is int:  # what exports hold: checked in line
+        if not 0 < value < math.inf:  # not positive, infinite or NaN
+            return None
+        return int(value * 1000) if value < 1e11 else int(value)
     if isinstance(value, str):
         text = value.strip()
         try:
@@ -217,7 +225,9 @@ def to_ms(value: Any) -> int | None:
             if when.tzinfo is None:
                 when = when.replace(tzinfo=_dt.UTC)
             return int(when.timestamp() * 1000)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
         return None
     if value <= 0:
         return None
@@ -232,6 +242,8 @@ def text_entry(role: str, text: str, **extra: Any) -> Entry:
 def parts_entry(role: str, texts: list[str], images: list[str], **extra: Any) -> Entry:
     """An entry from its text pieces and image data URLs: plain text when there are no
     images, else a text part (when any text) followed by the image parts."""
+    if not images:  # text alone (most entries)
+        return {"role": role, "content": "\n".join(t for t in texts if t), **extra}
     kept = [u for u in images if storable_image(u)]
     texts = [
         *texts,

@@ -32,7 +32,11 @@ _LAST_SECOND = (1 << 33) - 1  # the last second SQLite's rowid buckets tell apar
 BATCH_CHARS = 8_000_000
 
 
-def row_columns(item: Any) -> tuple[str | None, int, int, str, int]:
+#: An index row's columns: id (``None``: not usable), created_at, pinned, name_lc, legacy.
+Columns = tuple[str | None, int, int, str, int]
+
+
+def row_columns(item: Any) -> Columns:
     if not isinstance(item, dict):
         return None, 0, 0, "", 0
     raw_id = item.get("id")
@@ -66,16 +70,20 @@ class BatchRows:
         def bump(self, what: str) -> None: ...
         def index_ensure_rows(self) -> None: ...
 
-    def index_append_many(self, items: list[dict[str, Any]]) -> None:
+    def index_append_many(
+        self, items: list[dict[str, Any]], columns: list[Columns] | None = None
+    ) -> None:
         """Add rows at the end of the list in multi-row statements, in the drawer's order: the
-        triggers put their names into the trigram index in one go."""
+        triggers put their names into the trigram index in one go (``columns``: their
+        :func:`row_columns`, when the caller has them)."""
         if not items:
             return
+        cols = columns if columns is not None else [row_columns(item) for item in items]
         self.index_ensure_rows()
         self.bump("kv")
         r = self.rows("SELECT max(ord) FROM ck_sessions WHERE profile=?")
         nxt = 0 if not r or r[0][0] is None else int(r[0][0]) + 1
-        ids = [i for i in (row_columns(item)[0] for item in items) if i is not None]
+        ids = [c[0] for c in cols if c[0] is not None]
         seen = {  # ids other rows hold already: a row repeating one is legacy
             v[0]
             for k in range(0, len(ids), BATCH_ROWS)
@@ -87,11 +95,11 @@ class BatchRows:
         }
         values: list[Any] = []
         keys: list[tuple[int, int]] = []
-        for item in items:
+        for item, (sid, when, pinned, name_lc, legacy) in zip(items, cols, strict=True):
             text, blobs = codec.encode(item)
-            self.put_blobs(blobs)
-            self.add_refs(OWNER, blobs)
-            sid, when, pinned, name_lc, legacy = row_columns(item)
+            if blobs:
+                self.put_blobs(blobs)
+                self.add_refs(OWNER, blobs)
             values.append((nxt, sid, when, pinned, name_lc, int(legacy or sid in seen), text))
             keys.append((1 - pinned, -max(0, min(when // 1000, _LAST_SECOND))))
             seen.add(sid)
@@ -118,14 +126,19 @@ class BatchRows:
                 [v for t in chunk for v in (self.profile, *t)],
             )
 
-    def digest_add_many(self, digests: list[tuple[str, str, dict[str, Any]]]) -> None:
+    def digest_add_many(
+        self, digests: list[tuple[str, str, dict[str, Any]]], columns: list[Columns] | None = None
+    ) -> None:
         """Insert the digests of sessions that have none yet, as ``(id, digest, index row)``, in
         multi-row statements in rowid order (the trigram index takes them in one go), each
-        where :meth:`~.sql.Tx.digest_add` would put it."""
+        where :meth:`~.sql.Tx.digest_add` would put it (``columns``: the rows'
+        :func:`row_columns`, when the caller has them)."""
         if not digests:
             return
         self.search_written = True
-        orders = [(c[2], c[1]) for c in (row_columns(row) for _i, _d, row in digests)]
+        if columns is None:
+            columns = [row_columns(row) for _i, _d, row in digests]
+        orders = [(c[2], c[1]) for c in columns]
         rids = self._b.digest_rids(orders)
         table = self._b.digest_table
         if rids is None:
@@ -147,12 +160,14 @@ class SessionBatch:
     def __init__(self, tx: BatchRows) -> None:
         self.tx = tx
         self.rows: list[dict[str, Any]] = []
+        self.columns: list[Columns] = []
         self.digests: list[tuple[str, str, dict[str, Any]]] = []
         self.held = 0
 
     def add(self, row: dict[str, Any], digest: str) -> None:
         """Hold a new session's index row (its ``id`` not saved yet) and its digest."""
         self.rows.append(row)
+        self.columns.append(row_columns(row))  # once, for the row and for its digest
         self.digests.append((row["id"], digest, row))
         self.held += len(digest)
         if len(self.rows) >= BATCH_ROWS or self.held >= BATCH_CHARS:
@@ -160,6 +175,6 @@ class SessionBatch:
 
     def flush(self) -> None:
         """Write what is held."""
-        self.tx.index_append_many(self.rows)
-        self.tx.digest_add_many(self.digests)
-        self.rows, self.digests, self.held = [], [], 0
+        self.tx.index_append_many(self.rows, self.columns)
+        self.tx.digest_add_many(self.digests, self.columns)
+        self.rows, self.columns, self.digests, self.held = [], [], [], 0

@@ -64,6 +64,13 @@ def digest_piece(entry: Any) -> str:
     return entry_text(entry).lower().replace("\x00", "")
 
 
+def digest_of(pieces: Iterable[str]) -> str:
+    """A session's search digest from its entries' :func:`digest_piece` texts: joined with
+    ``\n``, capped at :data:`~chatkeep.constants.TEXT_DIGEST_CAP` characters. (Lower-casing
+    each piece is lower-casing the whole: a line break ends the context of a final sigma.)"""
+    return "\n".join(pieces)[:TEXT_DIGEST_CAP]
+
+
 def _stored_dchars(item: Any) -> int | None:
     """``dchars`` of an entry in its stored form (``None`` when a long text of it is a blob
     reference: its length is not known without reading the blob)."""
@@ -84,17 +91,25 @@ def rows_of_stored(text: str) -> list[Row] | None:
 
 
 def encode_rows(
-    entries: Sequence[Any], key: str, *, checked: bool = False
+    entries: Sequence[Any],
+    key: str,
+    *,
+    checked: bool = False,
+    pieces: Sequence[str] | None = None,
 ) -> tuple[list[Row], dict[str, Blob]]:
     """The rows of ``entries`` and the blobs they reference (``checked``: the limits of the
-    whole list were checked already)."""
+    whole list were checked already; ``pieces``: the entries' :func:`digest_piece` texts, when
+    the caller has them)."""
     rows: list[Row] = []
     blobs: dict[str, Blob] = {}
     text_blobs = codec.text_blobs_for(key)
-    for entry in entries:
+    if pieces is None:
+        pieces = [digest_piece(entry) for entry in entries]
+    for entry, piece in zip(entries, pieces, strict=True):
         text, entry_blobs = codec.encode(entry, text_blobs, checked=checked)
-        rows.append((text, len(digest_piece(entry))))
-        blobs.update(entry_blobs)
+        rows.append((text, len(piece)))
+        if entry_blobs:
+            blobs.update(entry_blobs)
     return rows, blobs
 
 

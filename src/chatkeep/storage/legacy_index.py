@@ -14,10 +14,10 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from ..constants import SESSION_BODY_PREFIX, SESSIONS_INDEX_KEY, TEXT_DIGEST_CAP
+from ..constants import SESSION_BODY_PREFIX, SESSIONS_INDEX_KEY
 from ..digest import digest_json, hex_of
-from ..entries import entry_text
 from ..limits import id_problem
+from .body_rows import digest_of, digest_piece
 from .sql import Tx
 
 __all__ = ["body_key", "migrate_index", "needs_migration", "text_digest"]
@@ -28,8 +28,7 @@ def text_digest(history: Any) -> str:
     characters are left out (a PostgreSQL text value cannot hold one; names drop them too)."""
     if not isinstance(history, list):
         return ""
-    text = "\n".join(entry_text(e) for e in history).lower()
-    return text.replace("\x00", "")[:TEXT_DIGEST_CAP]
+    return digest_of(digest_piece(e) for e in history)  # as an import's batch makes it
 
 
 def body_key(session_id: str) -> str:

@@ -52,6 +52,17 @@ def _as_is(s: str) -> str:
     return s
 
 
+def entry_item(value: Any, pos: int, text: str) -> Item | None:
+    """What one entry (the value itself) gives the index, from its text as
+    :func:`~chatkeep.entries.entry_text` reads it (``None``: no text to index): what
+    :meth:`SearchRows.search_items` gives for it, the text not read from the entry again."""
+    text = text.replace("\x00", "")
+    if not text:
+        return None
+    role, created = entry_fields(value)
+    return pos, role, created, text_hash(role, text), text
+
+
 class SearchRows:
     """Upkeep of one profile's search rows (mixed into the transaction object)."""
 
@@ -264,17 +275,19 @@ class SearchRows:
         if fresh:
             self._insert_items(self._session_place(owner), owner, fresh)
 
-    def search_sessions_new(self, bodies: Iterable[tuple[str, list[Any]]]) -> None:
+    def search_sessions_new(self, bodies: Iterable[tuple[str, list[Any], list[str]]]) -> None:
         """Index the bodies (the values themselves) of sessions in the drawer that have no
-        rows yet, as ``(owner, entries)``: their rows in multi-row statements, whatever owner."""
+        rows yet, as ``(owner, entries, their texts)`` (each entry's
+        :func:`~chatkeep.entries.entry_text`, read once by the caller): their rows in
+        multi-row statements, whatever owner."""
         if not self._b.search_rows:
             return
         self._insert_owned(
             "s",
             [
                 (owner, item)
-                for owner, entries in bodies
-                for item in (self.search_items(v, i, None, _as_is) for i, v in enumerate(entries))
+                for owner, entries, texts in bodies
+                for item in map(entry_item, entries, range(len(entries)), texts)
                 if item is not None
             ],
         )

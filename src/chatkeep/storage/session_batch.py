@@ -14,8 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from ..constants import SESSION_BODY_PREFIX
+from ..entries import entry_text
 from .batch_rows import BATCH_ROWS
-from .body_rows import BODY_MARK, Row, encode_rows, insert_placed
+from .body_rows import BODY_MARK, Row, digest_of, encode_rows, insert_placed
 from .codec import Blob
 from .search_index import EVICTED_KEY_PREFIX
 from .sql import Tx
@@ -26,7 +27,7 @@ BATCH_BYTES = 32_000_000
 #: 999 parameters SQLite before 3.32 allows).
 _CHUNK = 300
 
-Held = tuple[str, list[Any], list[Row], dict[str, Blob]]
+Held = tuple[str, list[Any], list[Row], dict[str, Blob], list[str]]
 
 
 def _taken(tx: Tx, sids: list[str]) -> set[str]:
@@ -67,13 +68,18 @@ class BodyBatch:
         self.held: list[Held] = []
         self.size = 0
 
-    def add(self, sid: str, entries: list[Any]) -> None:
-        """Hold the body of ``sid`` (its limits checked: it was validated)."""
-        rows, blobs = encode_rows(entries, SESSION_BODY_PREFIX + sid, checked=True)
-        self.held.append((sid, entries, rows, blobs))
+    def add(self, sid: str, entries: list[Any]) -> str:
+        """Hold the body of ``sid`` (its limits checked: it was validated); returns its
+        search digest. Each entry's text is read once: its rows' digest lengths, the digest
+        and its message-search rows are all made from it."""
+        texts = [entry_text(e) for e in entries]
+        pieces = [t.lower().replace("\x00", "") for t in texts]  # as digest_piece reads them
+        rows, blobs = encode_rows(entries, SESSION_BODY_PREFIX + sid, checked=True, pieces=pieces)
+        self.held.append((sid, entries, rows, blobs, texts))
         self.size += sum(len(t) for t, _d in rows) + sum(len(b.data) for b in blobs.values())
         if len(self.held) >= BATCH_ROWS or self.size >= BATCH_BYTES:
             self.flush()
+        return digest_of(pieces)
 
     def flush(self) -> None:
         """Write what is held."""
@@ -82,7 +88,7 @@ class BodyBatch:
             return
         tx = self.tx
         taken = _taken(tx, [h[0] for h in held])
-        for sid, entries, rows, own in held:
+        for sid, entries, rows, own, _t in held:
             if sid in taken:  # replaces what is there, as a one-by-one write does
                 tx.body_replace(SESSION_BODY_PREFIX + sid, rows, own, value=entries)
         fresh = [h for h in held if h[0] not in taken]
@@ -90,11 +96,11 @@ class BodyBatch:
             return
         tx.bump("kv")
         blobs: dict[str, Blob] = {}
-        for _s, _e, _r, theirs in fresh:
+        for _s, _e, _r, theirs, _t in fresh:
             blobs.update(theirs)
         tx.put_blobs(blobs)
         placed = [
-            (sid, pos, d, t) for sid, _e, rows, _b in fresh for pos, (t, d) in enumerate(rows)
+            (sid, pos, d, t) for sid, _e, rows, _b, _t in fresh for pos, (t, d) in enumerate(rows)
         ]
         insert_placed(tx._b.execute, tx.profile, placed)
         for k in range(0, len(fresh), _CHUNK):
@@ -104,7 +110,7 @@ class BodyBatch:
                 + ",".join(["(?,?,?)"] * len(keys)),
                 [v for key in keys for v in (tx.profile, key, BODY_MARK)],
             )
-        tx.search_sessions_new([(sid, entries) for sid, entries, _r, _b in fresh])
-        for sid, _e, _r, theirs in fresh:
+        tx.search_sessions_new([(sid, entries, texts) for sid, entries, _r, _b, texts in fresh])
+        for sid, _e, _r, theirs, _t in fresh:
             if theirs:
                 tx.add_refs("k:" + SESSION_BODY_PREFIX + sid, theirs)

@@ -54,7 +54,7 @@ from .drawer_rows import (
     with_evicted,
 )
 from .history import Entries, History
-from .legacy_index import body_key, migrate_index, needs_migration, text_digest
+from .legacy_index import body_key, migrate_index, needs_migration
 from .session_batch import BodyBatch
 from .session_texts import SessionTexts
 from .sql import Tx, now_ms
@@ -293,8 +293,7 @@ class Sessions(Switching, SessionTexts):
                     "createdAt": ms_or_now(created),
                     "pinned": bool(row.get("pinned", False)),
                 }
-                bodies.add(sid, list(body))  # validated just above
-                batch.add(new, text_digest(body))
+                batch.add(new, bodies.add(sid, list(body)))  # validated just above; its digest
                 known.add(sid)
                 added.append(light(new))
             bodies.flush()

@@ -19,11 +19,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..constants import TEXT_DIGEST_CAP
 from ..entries import has_image_parts, is_text_part
 from ..errors import CorruptValue
 from . import codec
 from .drawer_rows import auto_name
-from .legacy_index import TEXT_DIGEST_CAP, text_digest
+from .legacy_index import text_digest
 from .search_text import stored_text
 from .sql import Tx
 
