@@ -85,9 +85,9 @@ class Backend(ABC):
         elsewhere."""
         return None
 
-    def plan_each_search(self) -> None:
-        """Inside a message search's transaction, before its statements: plan each one for
-        its own parameters (PostgreSQL). Nothing to do elsewhere."""
+    def plan_each_statement(self) -> None:
+        """Inside a transaction, before its statements: plan each one for its own parameters
+        (PostgreSQL: a message search, an import). Nothing to do elsewhere."""
         return None
 
     def reuse_search_plans(self) -> None:

@@ -38,7 +38,7 @@ def candidates(tx: Tx, found: list[str], places: list[str], window: int) -> list
     long = [t for t in found if len(t) >= 3]
     short = [t for t in found if len(t) < 3]
     if b.dialect == "postgresql":
-        b.plan_each_search()  # a plan for these very terms (rare or common), not any terms
+        b.plan_each_statement()  # a plan for these very terms (rare or common), not any terms
         cond = " AND ".join("s.body ILIKE ?" for _ in found)
         sql = (
             f"SELECT {COLUMNS} FROM ck_search s WHERE s.profile=? AND s.place IN ({marks})"

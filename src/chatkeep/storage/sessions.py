@@ -270,6 +270,7 @@ class Sessions(Switching, SessionTexts):
         self._ensure_migrated()
         added: RowList = []
         with self._b.transaction(self._profile) as tx:
+            self._b.plan_each_statement()  # plans made for these ids, not while the tables were empty
             known: set[str] = set()  # ids of this batch; earlier ones are looked up
             batch, bodies = SessionBatch(tx), BodyBatch(tx)  # index rows, digests; bodies
             for row, body in sessions:
