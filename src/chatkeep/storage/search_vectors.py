@@ -95,12 +95,14 @@ class Semantic:
         # by rid from the last vector's (SQLite: not through the profile's whole index)
         who = "+profile" if self.b.dialect == "sqlite" else "profile"
         with self.b.transaction(profile, write=False) as tx:  # nothing waiting: no write
+            self.b.plan_each_statement()  # PostgreSQL: a plan for this rid, not any rid
             top = tx.rows("SELECT max(rid) FROM ck_search_vec WHERE profile=?")[0][0] or 0
             if not self.b.query(
                 f"SELECT 1 FROM ck_search WHERE rid > ? AND {who}=? LIMIT 1", (top, profile)
             ):
                 return 0
         with self.b.transaction(profile) as tx:
+            self.b.plan_each_statement()
             top = tx.rows("SELECT max(rid) FROM ck_search_vec WHERE profile=?")[0][0] or 0
             while done < most:
                 rows = tx.rows(
