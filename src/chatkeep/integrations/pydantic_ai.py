@@ -169,22 +169,46 @@ def messages_to_entries(messages: Sequence[ModelMessage]) -> list[Entry]:
 
 
 def _message_objects(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]:
-    """:func:`_message_object` of each message, checked together: when the lean forms of all
-    of them read back as the same bytes, one dump, one parse and one check serve the lot."""
-    if len(messages) < 2:
-        return [_message_object(m) for m in messages]
+    """Pydantic AI's JSON of each message, parsed, as lean as reads back the same message (its
+    full JSON dumped again is the same bytes): without its null fields, and a response's usage
+    without the counts left at their defaults (the usage itself is kept); else, for one
+    message, its usage whole, else its full JSON. Less to store, and less to parse on every
+    read: a usage is validated field by field by a Python validator of Pydantic AI's. Checked
+    together: when the lean forms of all of them read back the same, one dump, one parse and
+    one check serve the lot; else each is checked on its own."""
     batch = list(messages)
+    if not batch:
+        return []
     full = ModelMessagesTypeAdapter.dump_json(batch)
-    kept: list[dict[str, Any]] = _without_nulls(json.loads(full))
+    whole: list[dict[str, Any]] = json.loads(full)
+    kept = _lean(batch, whole)
+    if _reads_back(kept, full):
+        return kept
+    if len(batch) > 1:  # one of them needs more: each on its own
+        return [_message_objects([m])[0] for m in batch]
+    if isinstance(batch[0], ModelResponse):  # the usage whole, then the full JSON
+        kept[0]["usage"] = whole[0]["usage"]
+        if _reads_back(kept, full):
+            return kept
+    return whole
+
+
+def _lean(messages: list[ModelMessage], parsed: list[Any]) -> list[dict[str, Any]]:
+    """The parsed dump of ``messages`` without its nulls (a new value: ``parsed`` is left as it
+    is) and each response's usage without the counts at their defaults."""
+    kept: list[dict[str, Any]] = _without_nulls(parsed)
     defaults = _usage_defaults()
-    for message, short in zip(batch, kept, strict=True):
+    for message, short in zip(messages, kept, strict=True):
         usage = short.get("usage") if isinstance(message, ModelResponse) else None
         if isinstance(usage, dict):
             short["usage"] = {k: v for k, v in usage.items() if defaults.get(k, _NONE) != v}
+    return kept
+
+
+def _reads_back(kept: list[dict[str, Any]], full: bytes) -> bool:
+    """Whether ``kept`` reads back as the messages whose full JSON is ``full``."""
     back = ModelMessagesTypeAdapter.validate_json(_json(kept))
-    if ModelMessagesTypeAdapter.dump_json(back) == full:
-        return kept
-    return [_message_object(m) for m in batch]  # one of them needs more: each on its own
+    return ModelMessagesTypeAdapter.dump_json(back) == full
 
 
 _NONE = object()
@@ -205,31 +229,6 @@ def _usage_defaults() -> dict[str, Any]:
     """A response's usage as Pydantic AI dumps it when every count is at its default."""
     dumped = json.loads(ModelMessagesTypeAdapter.dump_json([ModelResponse(parts=[])]))
     return dict(dumped[0]["usage"])
-
-
-def _message_object(message: ModelMessage) -> dict[str, Any]:
-    """Pydantic AI's JSON of one message, parsed, as lean as reads back the same message (its
-    full JSON dumped again is the same bytes): without its null fields, and a response's usage
-    without the counts left at their defaults (the usage itself is kept); else the full JSON.
-    Less to store, and less to parse on every read: a usage is validated field by field by a
-    Python validator of Pydantic AI's."""
-    full = ModelMessagesTypeAdapter.dump_json([message])
-    kept: dict[str, Any] = json.loads(
-        ModelMessagesTypeAdapter.dump_json([message], exclude_none=True)
-    )[0]
-    if isinstance(message, ModelResponse):
-        lean = ModelMessagesTypeAdapter.dump_python([message], mode="json", exclude_defaults=True)
-        kept["usage"] = lean[0].get("usage", {})
-    back = ModelMessagesTypeAdapter.validate_json(b"[" + _json(kept) + b"]")
-    if ModelMessagesTypeAdapter.dump_json(back) == full:
-        return kept
-    if isinstance(message, ModelResponse):  # the usage whole, then the full JSON
-        kept["usage"] = json.loads(full)[0]["usage"]
-        back = ModelMessagesTypeAdapter.validate_json(b"[" + _json(kept) + b"]")
-        if ModelMessagesTypeAdapter.dump_json(back) == full:
-            return kept
-    whole: dict[str, Any] = json.loads(full)[0]
-    return whole
 
 
 def _shows_images(entry: Entry) -> bool:
