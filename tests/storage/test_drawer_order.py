@@ -123,7 +123,7 @@ def test_rows_stay_in_their_buckets_and_pages_are_slices(
                     index = s.local.get("savedSessions")
                     index[k % len(index)]["createdAt"] = 1_700_000_000_700
                     s.local.set("savedSessions", index)
-            assert s._backend.ordered_rids
+            assert s._backend.drawer.ordered_rids
             whole = s.sessions.list(needle)
             assert (
                 s.sessions.list(needle, limit=limit, offset=offset)
@@ -133,7 +133,7 @@ def test_rows_stay_in_their_buckets_and_pages_are_slices(
             # the ordered index on its own (a page from the newest rows never reaches it)
             want = offset + limit
             with s._backend.transaction(s.profile, write=False):
-                top = s._backend.top_matches(needle, s.profile, want)
+                top = s._backend.drawer.top_matches(needle, s.profile, want)
             assert top is not None
             got = [r.get("id") for r in (json.loads(text) for _ord, text in top)]
             assert got == [r["id"] for r in whole[:want]]

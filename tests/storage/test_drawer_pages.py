@@ -388,7 +388,7 @@ def test_postgres_trigram_indexes_look_in_one_profile(pg_spec) -> None:
         assert "0012_pg_profile_trigrams" in small._backend.applied_migrations()
         big.sessions.add_many(rows(60, "big"))
         small.sessions.add_many(rows(3, "small"))
-        sql, params = small._backend.match_ords_sql("wombat", small.profile)
+        sql, params = small._backend.drawer.match_ords_sql("wombat", small.profile)
         with small._backend.transaction(small.profile):
             # the trigram indexes' own answer, as a drawer of thousands of sessions gets it
             small._backend.execute("SET LOCAL enable_seqscan = off")

@@ -8,6 +8,10 @@ The same thread re-entering joins the running transaction.
 
 Driver errors are translated into :class:`~chatkeep.errors.StoreError` here, in
 :meth:`Backend.translate` of each subclass, and nowhere else.
+
+The drawer search's tuning (its digest table, how a digest is inserted, the SQL finding a
+query's matches) is not here: each backend makes one :class:`~.drawer_search.DrawerSearch`,
+:attr:`Backend.drawer`. The message search's flags and hooks are the backend's own.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from ..errors import ChatkeepError, StoreError
+from .drawer_search import DrawerSearch
 from .locks import FifoRLock
 from .sql import MIGRATIONS, Migration, Tx, now_ms
 from .trace import Trace
@@ -28,20 +33,13 @@ class Backend(ABC):
     dialect = ""
     bytes_len = "length"
     substring_fn = "instr"  # position of a substring, 0 when absent
-    digest_table = "ck_session_digest"
-    #: Whether ``digest_table`` is keyed by ``(profile, id)`` (one session's digest is read
-    #: through an index, so a search may join it row by row).
-    digest_keyed = True
-    #: Whether the trigram rows follow the drawer's order (SQLite, ``sqlite_order``): a search
-    #: page is answered by :meth:`top_matches` from the first matches only.
-    ordered_rids = False
     #: Whether the database lives in this process (rows read are not sent over a network).
     local = False
-    #: A join written so the planner keeps its left side outermost.
-    cross_join = "JOIN"
     #: Whether the message-search rows are kept (migrations 0014 and 0016 applied), and
     #: whether SQLite's trigram index answers them (0015): :mod:`.search_schema`.
     search_rows = search_fts = search_vectors = search_tail = False
+    #: The drawer search's tuning (:mod:`.drawer_search`), made once by each backend.
+    drawer: DrawerSearch
 
     #: The live history's row count and texts, ordered by position, joined with "," in one
     #: value (the ordered subquery gives the order; SQLite does not flatten it).
@@ -57,28 +55,6 @@ class Backend(ABC):
         " WHERE profile=? AND sid=? ORDER BY pos)"
     )
 
-    def digest_insert(self, order: tuple[int, int] | None) -> tuple[str, tuple[Any, ...]]:
-        """The statement inserting one digest (parameters: profile, id, digest, then the extra
-        parameters returned with it); ``order``: (pinned, createdAt) of the session's index row
-        when that row is not written yet."""
-        return f"INSERT INTO {self.digest_table} (profile, id, digest) VALUES (?,?,?)", ()
-
-    def digest_rids(self, orders: list[tuple[int, int]]) -> list[int] | None:
-        """The rowids of digests inserted one after another whose sessions have these
-        ``(pinned, createdAt)``, where the store orders them (:attr:`ordered_rids`); ``None``:
-        the digest table numbers its rows itself."""
-        return None
-
-    def tidy_search(self) -> None:
-        """Bounded upkeep of the search indexes, at the end of a write transaction that wrote
-        session rows or digests (SQLite: an incremental FTS5 merge). Never fails the write."""
-        return None
-
-    def top_matches(self, needle: str, profile: str, want: int) -> list[tuple[int, str]] | None:
-        """(ord, text) of the first ``want`` rows matching ``needle`` in the drawer's order,
-        or ``None`` where :attr:`ordered_rids` cannot answer."""
-        return None
-
     def search_rows_added(self, n: int) -> None:
         """At the end of a write transaction that wrote ``n`` message-search rows: index what
         the text index is to take from them (SQLite: :mod:`.search_tail`). Nothing
@@ -89,29 +65,6 @@ class Backend(ABC):
         """Inside a transaction, before its statements: plan each one for its own parameters
         (PostgreSQL: a message search, an import). Nothing to do elsewhere."""
         return None
-
-    def reuse_search_plans(self) -> None:
-        """Inside a drawer search's transaction, before its statements: let the server reuse
-        one plan per statement instead of planning it for every call (PostgreSQL). Nothing
-        to do elsewhere."""
-        return None
-
-    def indexed_search(self, needle: str) -> bool:
-        """Whether :meth:`match_ords_sql` answers ``needle`` from an index rather than a scan."""
-        return False
-
-    def match_ords_sql(self, needle: str, profile: str) -> tuple[str, tuple[Any, ...]]:
-        """A subquery selecting ``ord, pinned, created_at`` of every index row of ``profile``
-        with a usable id whose name or digest contains ``needle`` (already lower-cased), with
-        its parameters. This one scans; backends with a trigram index override it."""
-        fn = self.substring_fn
-        return (
-            "SELECT ord, pinned, created_at FROM ck_sessions WHERE profile=?"
-            f" AND id IS NOT NULL AND {fn}(name_lc, ?) > 0 UNION"
-            f" SELECT s.ord, s.pinned, s.created_at FROM {self.digest_table} d JOIN ck_sessions s"
-            f" ON s.profile = d.profile AND s.id = d.id WHERE d.profile=? AND {fn}(d.digest, ?) > 0",
-            (profile, needle, profile, needle),
-        )
 
     def __init__(self) -> None:
         self.lock = FifoRLock()
@@ -219,7 +172,7 @@ class Backend(ABC):
             self._local.depth = 0
             try:
                 if tx.search_written:
-                    self.tidy_search()
+                    self.drawer.tidy_search()
                 if tx.search_added:
                     self.search_rows_added(tx.search_added)
                 self._commit()

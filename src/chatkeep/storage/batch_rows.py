@@ -139,8 +139,8 @@ class BatchRows:
         if columns is None:
             columns = [row_columns(row) for _i, _d, row in digests]
         orders = [(c[2], c[1]) for c in columns]
-        rids = self._b.digest_rids(orders)
-        table = self._b.digest_table
+        rids = self._b.drawer.digest_rids(orders)
+        table = self._b.drawer.digest_table
         if rids is None:
             self._insert_rows(f"{table} (profile, id, digest)", [(i, d) for i, d, _r in digests])
             return

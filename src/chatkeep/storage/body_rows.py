@@ -395,7 +395,9 @@ class BodyRows:
             )
 
     def _digest_of(self, sid: str) -> str | None:
-        r = self.rows(f"SELECT digest FROM {self._b.digest_table} WHERE profile=? AND id=?", (sid,))
+        r = self.rows(
+            f"SELECT digest FROM {self._b.drawer.digest_table} WHERE profile=? AND id=?", (sid,)
+        )
         return r[0][0] if r else None
 
     def _digest_after_pop(self, sid: str, popped: int | None) -> None:

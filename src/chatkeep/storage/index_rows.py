@@ -203,8 +203,8 @@ class IndexRows(BatchRows):
         and at most ``limit`` (``None``: all).
 
         Where the trigram rows are kept in the drawer's order (SQLite,
-        :attr:`~.backend.Backend.ordered_rids`) the index reads the page's first matches
-        only, whatever the query. A needle no index answers (shorter than a trigram) is
+        :attr:`~.drawer_search.DrawerSearch.ordered_rids`) the index reads the page's first
+        matches only, whatever the query. A needle no index answers (shorter than a trigram) is
         looked for in the drawer's order, in SQL, up to the page's last match. Otherwise a
         search first looks through the newest rows directly (a server: :meth:`_look_through`;
         an embedded file: :data:`SCAN_PAGES` pages' worth); when they fill the page it is
@@ -221,19 +221,19 @@ class IndexRows(BatchRows):
             return [(int(o), v) for o, v in self.rows(base + _ORDER.format(p="") + page)]
         if "\x00" in needle:  # names and digests are searched without their NULs
             return []
-        if limit is not None and self._b.digest_keyed:
+        if limit is not None and self._b.drawer.digest_keyed:
             want = min(offset + limit, _ALL)  # no page ends further (every LIMIT is a bigint)
-            if self._b.ordered_rids:
+            if self._b.drawer.ordered_rids:
                 if legacy is None:
                     legacy = self.index_has_legacy()
-                top = None if legacy else self._b.top_matches(needle, self.profile, want)
+                top = None if legacy else self._b.drawer.top_matches(needle, self.profile, want)
                 if top is not None:
                     return top[offset:want]
             join = (
-                f" FROM ck_sessions s LEFT JOIN {self._b.digest_table} d"
+                f" FROM ck_sessions s LEFT JOIN {self._b.drawer.digest_table} d"
                 " ON d.profile = s.profile AND d.id = s.id WHERE s.profile=? AND s.id IS NOT NULL"
             )
-            if not self._b.indexed_search(needle):  # no index answers it (a short needle):
+            if not self._b.drawer.indexed_search(needle):  # no index answers it (a short needle):
                 return [  # the drawer in its order, read up to the page's last match
                     (int(o), v)
                     for o, v in self._b.query(
@@ -267,12 +267,12 @@ class IndexRows(BatchRows):
         """The digest index's matches of ``needle``, cut to ``page`` (a LIMIT … OFFSET …
         clause, or empty), as ``ord, value, pinned, created_at``, with the parameters: only
         the page's rows are read whole (CROSS JOIN fixes that order on SQLite)."""
-        sql, params = self._b.match_ords_sql(needle, self.profile)
+        sql, params = self._b.drawer.match_ords_sql(needle, self.profile)
         if page:  # a page is cut from the matches' keys first
             sql = f"SELECT ord, pinned, created_at FROM ({sql}) m{_ORDER.format(p='')}{page}"
         return (
             f"SELECT s.ord, s.value, t.pinned, t.created_at FROM ({sql}) t"
-            f" {self._b.cross_join} ck_sessions s ON s.profile = ? AND s.ord = t.ord",
+            f" {self._b.drawer.cross_join} ck_sessions s ON s.profile = ? AND s.ord = t.ord",
             (*params, self.profile),
         )
 
@@ -289,7 +289,7 @@ class IndexRows(BatchRows):
         statement (a one-time filter skips it otherwise), so a rare search or a miss is one
         round trip. Every limit is written out (an int): a plan made for any limit would have
         to expect a tenth of the drawer, and be re-planned every time."""
-        self._b.reuse_search_plans()
+        self._b.drawer.reuse_search_plans()
         fn = self._b.substring_fn
         hit = f"{fn}(name_lc, ?) > 0 OR {fn}(dg, ?) > 0"
         rows = f"SELECT s.ord, s.value, s.pinned, s.created_at, s.name_lc, d.digest AS dg{join}"

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..errors import ChatkeepError, StoreError
 from .backend import Backend
+from .drawer_search import DrawerSearch
 from .search_schema import (
     BACKFILL,
     PG_ROWS,
@@ -124,6 +125,34 @@ def _redact(url: str) -> str:
     return url
 
 
+class PostgresDrawerSearch(DrawerSearch):
+    """The drawer search on PostgreSQL: ``LIKE`` on names and digests, which the trigram
+    indexes of migrations 0009 and 0012 answer where the server has ``pg_trgm``."""
+
+    def reuse_search_plans(self) -> None:
+        """``SET LOCAL plan_cache_mode = force_generic_plan`` (PostgreSQL 12 and later). A
+        search's statements are prepared after a few calls (psycopg), but the server kept
+        planning them afresh on every call (1.4–1.8 ms each, more than running them): the
+        plan made for any parameters is the same plan, only estimated dearer, so the server
+        never chose it by itself. Only this transaction's statements are affected."""
+        if self.backend._conn.info.server_version >= 120000:
+            self.backend._conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+
+    def indexed_search(self, needle: str) -> bool:
+        return len(needle) >= 3  # pg_trgm finds no trigram in a shorter needle: it would scan
+
+    def match_ords_sql(self, needle: str, profile: str) -> tuple[str, tuple[Any, ...]]:
+        """``LIKE '%…%'``, which the trigram indexes answer (a plain scan without them)."""
+        like = _like(needle)
+        return (
+            "SELECT ord, pinned, created_at FROM ck_sessions WHERE profile=? AND id IS NOT NULL"
+            " AND name_lc LIKE ? UNION SELECT s.ord, s.pinned, s.created_at"
+            " FROM ck_session_digest d JOIN ck_sessions s"
+            " ON s.profile = d.profile AND s.id = d.id WHERE d.profile=? AND d.digest LIKE ?",
+            (profile, like, profile, like),
+        )
+
+
 class PostgresBackend(Backend):
     dialect = "postgresql"
     blob_type = "BYTEA"
@@ -147,6 +176,7 @@ class PostgresBackend(Backend):
 
     def __init__(self, url: str) -> None:
         super().__init__()
+        self.drawer = PostgresDrawerSearch(self)
         self.description = _redact(url)
         try:
             import psycopg  # lazy: optional dependency, only for PostgreSQL stores
@@ -210,15 +240,6 @@ class PostgresBackend(Backend):
         except StoreError:  # best effort: the import itself is committed already
             pass
 
-    def reuse_search_plans(self) -> None:
-        """``SET LOCAL plan_cache_mode = force_generic_plan`` (PostgreSQL 12 and later). A
-        search's statements are prepared after a few calls (psycopg), but the server kept
-        planning them afresh on every call (1.4–1.8 ms each, more than running them): the
-        plan made for any parameters is the same plan, only estimated dearer, so the server
-        never chose it by itself. Only this transaction's statements are affected."""
-        if self._conn.info.server_version >= 120000:
-            self._conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
-
     def plan_each_statement(self) -> None:
         """``SET LOCAL plan_cache_mode = force_custom_plan`` (PostgreSQL 12 and later). Once a
         statement is prepared (psycopg, after a few calls), the server may settle on a plan
@@ -230,24 +251,10 @@ class PostgresBackend(Backend):
         tables were empty, as a scan: with no ``ANALYZE`` since (autovacuum off or behind),
         each batch of 500 sessions took longer than the last (2 s at 5,000 sessions, 10 s at
         25,000). Planning afresh costs under half a millisecond. (The drawer's statements are
-        the other way round: :meth:`reuse_search_plans`.) Only this transaction's statements
-        are affected."""
+        the other way round: :meth:`PostgresDrawerSearch.reuse_search_plans`.) Only this
+        transaction's statements are affected."""
         if self._conn.info.server_version >= 120000:
             self._conn.execute("SET LOCAL plan_cache_mode = force_custom_plan")
-
-    def indexed_search(self, needle: str) -> bool:
-        return len(needle) >= 3  # pg_trgm finds no trigram in a shorter needle: it would scan
-
-    def match_ords_sql(self, needle: str, profile: str) -> tuple[str, tuple[Any, ...]]:
-        """``LIKE '%…%'``, which the trigram indexes answer (a plain scan without them)."""
-        like = _like(needle)
-        return (
-            "SELECT ord, pinned, created_at FROM ck_sessions WHERE profile=? AND id IS NOT NULL"
-            " AND name_lc LIKE ? UNION SELECT s.ord, s.pinned, s.created_at"
-            " FROM ck_session_digest d JOIN ck_sessions s"
-            " ON s.profile = d.profile AND s.id = d.id WHERE d.profile=? AND d.digest LIKE ?",
-            (profile, like, profile, like),
-        )
 
     def _connect(self) -> Any:
         try:

@@ -243,7 +243,9 @@ class Tx(BlobRows, HistoryRows, IndexRows, BodyRows, SearchRows):
     def digest_put(self, session_id: str, digest: str) -> None:
         """Replace one session's digest (on the FTS5 table the delete scans every digest: its
         id is not indexed, so fresh ids go through :meth:`digest_add`)."""
-        self.run(f"DELETE FROM {self._b.digest_table} WHERE profile=? AND id=?", (session_id,))
+        self.run(
+            f"DELETE FROM {self._b.drawer.digest_table} WHERE profile=? AND id=?", (session_id,)
+        )
         self.digest_add(session_id, digest)
 
     def digest_add(self, session_id: str, digest: str, row: Any = None) -> None:
@@ -255,15 +257,19 @@ class Tx(BlobRows, HistoryRows, IndexRows, BodyRows, SearchRows):
         if row is not None:
             _sid, created, pinned, _name, _legacy = row_columns(row)
             order = (pinned, created)  # as the index row will store them
-        sql, extra = self._b.digest_insert(order)
+        sql, extra = self._b.drawer.digest_insert(order)
         self.run(sql, (session_id, digest, *extra))
 
     def digest_ids(self) -> list[str]:
-        return [r[0] for r in self.rows(f"SELECT id FROM {self._b.digest_table} WHERE profile=?")]
+        return [
+            r[0] for r in self.rows(f"SELECT id FROM {self._b.drawer.digest_table} WHERE profile=?")
+        ]
 
     def digest_all(self) -> dict[str, str]:
         """Every session's digest, with the text of rows appended since (not folded yet)."""
-        out = dict(self.rows(f"SELECT id, digest FROM {self._b.digest_table} WHERE profile=?"))
+        out = dict(
+            self.rows(f"SELECT id, digest FROM {self._b.drawer.digest_table} WHERE profile=?")
+        )
         for sid, (after, more) in self.digests_extensions().items():
             if sid in out:
                 out[sid] = self.digest_extended(out[sid], after, more)
@@ -273,7 +279,7 @@ class Tx(BlobRows, HistoryRows, IndexRows, BodyRows, SearchRows):
         self.search_written = self.search_written or bool(ids)
         for chunk in _chunks(ids):
             self.run(
-                f"DELETE FROM {self._b.digest_table} WHERE profile=? AND id IN ({self.marks(len(chunk))})",
+                f"DELETE FROM {self._b.drawer.digest_table} WHERE profile=? AND id IN ({self.marks(len(chunk))})",
                 chunk,
             )
 
@@ -387,7 +393,7 @@ class Tx(BlobRows, HistoryRows, IndexRows, BodyRows, SearchRows):
             "ck_blobs",
             "ck_sessions",
             "ck_session_items",
-            self._b.digest_table,
+            self._b.drawer.digest_table,
         ):
             self.run(f"DELETE FROM {table} WHERE profile=?")
         self.search_wipe()
@@ -401,7 +407,7 @@ class Tx(BlobRows, HistoryRows, IndexRows, BodyRows, SearchRows):
             "kvBytes": one("SELECT sum(length(value)) FROM ck_kv WHERE profile=?")
             + one("SELECT sum(length(value)) FROM ck_sessions WHERE profile=?")
             + one("SELECT sum(length(value)) FROM ck_session_items WHERE profile=?")
-            + one(f"SELECT sum(length(digest)) FROM {self._b.digest_table} WHERE profile=?"),
+            + one(f"SELECT sum(length(digest)) FROM {self._b.drawer.digest_table} WHERE profile=?"),
             "historyBytes": one("SELECT sum(length(value)) FROM ck_history WHERE profile=?"),
             "archiveBytes": one("SELECT sum(length(value)) FROM ck_archive WHERE profile=?"),
             "blobs": one("SELECT count(*) FROM ck_blobs WHERE profile=?"),

@@ -18,14 +18,7 @@ from .search_schema import OPTIONAL as SEARCH_OPTIONAL
 from .search_tail import FLUSH_ROWS, FTS_HASH, SQLITE_FTS_TAIL, flush, set_mark
 from .search_tail import STATEMENTS as TAIL_STATEMENTS
 from .sql import Migration
-from .sqlite_order import (
-    DIGEST_INSERT,
-    SESSION_ORDER,
-    TRIGGERS,
-    _order_rids,
-    free_rids,
-    top_matches,
-)
+from .sqlite_order import SESSION_ORDER, TRIGGERS, SQLiteDrawerSearch, _order_rids
 from .sqlite_search import (
     _NAME_TABLE,
     _OPTIONAL,
@@ -34,10 +27,7 @@ from .sqlite_search import (
     SESSION_FTS,
     SESSION_NAMES,
     SESSION_TEXT,
-    merge_trigram_tables,
     optimize_trigram_tables,
-    trigram_match_sql,
-    trigrams_answer,
 )
 
 BUSY_TIMEOUT_S = 60.0
@@ -120,8 +110,7 @@ class SQLiteBackend(Backend):
     """
 
     dialect = "sqlite"
-    names_indexed = False
-    cross_join = "CROSS JOIN"
+    drawer: SQLiteDrawerSearch
     local = True
     blob_type = "BLOB"
     column_probe = "SELECT 1 FROM pragma_table_info(?) WHERE name = ?"
@@ -130,6 +119,7 @@ class SQLiteBackend(Backend):
 
     def __init__(self, path: str) -> None:
         super().__init__()
+        self.drawer = SQLiteDrawerSearch(self)
         self.path = path
         self._tail_added = 0  # message-search rows added since the tail was looked at
         self.description = f"sqlite://{path}" if path != ":memory:" else ":memory:"
@@ -350,23 +340,8 @@ class SQLiteBackend(Backend):
                     " 'ck_sessions_text_au')"
                 )
             }
-        self.names_indexed = "ck_session_name" in have
         search_ready(self)
-        if "ck_sessions_text_au" in have:  # migration 0010: rows in the drawer's order
-            self.ordered_rids = True
-        if "ck_session_text" in have:
-            self.digest_table = "ck_session_text"
-        elif "ck_session_fts" in have:
-            self.digest_table = "ck_session_fts"
-            self.digest_keyed = False
-
-    def digest_insert(self, order: tuple[int, int] | None) -> tuple[str, tuple[Any, ...]]:
-        if not self.ordered_rids:
-            return super().digest_insert(order)
-        return DIGEST_INSERT, order or (None, None)
-
-    def digest_rids(self, orders: list[tuple[int, int]]) -> list[int] | None:
-        return free_rids(self, orders) if self.ordered_rids else None
+        self.drawer.use_indexes(have)
 
     def search_rows_added(self, n: int) -> None:
         """The tail is looked at once this connection has added :data:`FLUSH_ROWS` rows
@@ -378,21 +353,8 @@ class SQLiteBackend(Backend):
             flush(self)
             self._tail_added = 0
 
-    def tidy_search(self) -> None:
-        merge_trigram_tables(self)
-
     def refresh_statistics(self) -> None:
         optimize_trigram_tables(self)
-
-    def top_matches(self, needle: str, profile: str, want: int) -> list[tuple[int, str]] | None:
-        return top_matches(self, needle, profile, want)
-
-    def indexed_search(self, needle: str) -> bool:
-        return trigrams_answer(self, needle)
-
-    def match_ords_sql(self, needle: str, profile: str) -> tuple[str, tuple[Any, ...]]:
-        found = trigram_match_sql(self, needle, profile)
-        return found if found is not None else super().match_ords_sql(needle, profile)
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> None:
         if self._traces:

@@ -15,6 +15,10 @@ index row moves its name row and its session's digest row into the new bucket (r
 that one text). :data:`DIGEST_INSERT` writes a digest straight into its session's bucket, so
 a save indexes its text once; a digest written before its index row starts in bucket 0 and is
 moved when the row arrives.
+
+:class:`SQLiteDrawerSearch` is the SQLite backend's ``drawer``: it reads a search page from
+these rows where migration 0010 ran, asks the trigram tables of :mod:`.sqlite_search` where
+they answer, and scans the digests where this SQLite has no FTS5 trigrams.
 """
 
 from __future__ import annotations
@@ -22,8 +26,15 @@ from __future__ import annotations
 from typing import Any
 
 from .backend import Backend
+from .drawer_search import DrawerSearch
 from .sql import Migration
-from .sqlite_search import digest_match, sync_triggers, trigrams_answer
+from .sqlite_search import (
+    digest_match,
+    merge_trigram_tables,
+    sync_triggers,
+    trigram_match_sql,
+    trigrams_answer,
+)
 
 SPAN = 1 << 28  # rowids per bucket
 PIN = 1 << 61
@@ -208,7 +219,7 @@ def top_matches(backend: Any, needle: str, profile: str, want: int) -> list[tupl
     order is known only from their index rows). ``None`` when the trigram tables cannot
     answer (needle shorter than a trigram or holding a NUL, tables not renumbered yet): the
     caller searches the other way. The store must hold no legacy rows (one id, one row)."""
-    if not backend.ordered_rids or not trigrams_answer(backend, needle) or want <= 0:
+    if not backend.drawer.ordered_rids or not trigrams_answer(backend, needle) or want <= 0:
         return None
     phrase = '"' + needle.replace('"', '""') + '"'
     found: dict[int, tuple[int, int, int, str]] = {}
@@ -227,3 +238,45 @@ def top_matches(backend: Any, needle: str, profile: str, want: int) -> list[tupl
         for _rid, pinned, created, ord_, value in hits:
             found[ord_] = (-pinned, -created, -ord_, value)
     return [(-o, v) for _p, _c, o, v in sorted(found.values())[:want]]
+
+
+class SQLiteDrawerSearch(DrawerSearch):
+    """The drawer search on SQLite: what the store's trigram tables can answer, they answer
+    (:meth:`use_indexes` says which it has); the rest scans."""
+
+    cross_join = "CROSS JOIN"
+    #: Whether session names have their trigram table (migration 0009).
+    names_indexed = False
+
+    def use_indexes(self, have: set[str]) -> None:
+        """Search through the tables of this store (``have``: which of ``ck_session_text``,
+        ``ck_session_fts``, ``ck_session_name`` and ``ck_sessions_text_au`` it holds)."""
+        self.names_indexed = "ck_session_name" in have
+        if "ck_sessions_text_au" in have:  # migration 0010: rows in the drawer's order
+            self.ordered_rids = True
+        if "ck_session_text" in have:
+            self.digest_table = "ck_session_text"
+        elif "ck_session_fts" in have:
+            self.digest_table = "ck_session_fts"
+            self.digest_keyed = False
+
+    def digest_insert(self, order: tuple[int, int] | None) -> tuple[str, tuple[Any, ...]]:
+        if not self.ordered_rids:
+            return super().digest_insert(order)
+        return DIGEST_INSERT, order or (None, None)
+
+    def digest_rids(self, orders: list[tuple[int, int]]) -> list[int] | None:
+        return free_rids(self.backend, orders) if self.ordered_rids else None
+
+    def tidy_search(self) -> None:
+        merge_trigram_tables(self.backend)
+
+    def top_matches(self, needle: str, profile: str, want: int) -> list[tuple[int, str]] | None:
+        return top_matches(self.backend, needle, profile, want)
+
+    def indexed_search(self, needle: str) -> bool:
+        return trigrams_answer(self.backend, needle)
+
+    def match_ords_sql(self, needle: str, profile: str) -> tuple[str, tuple[Any, ...]]:
+        found = trigram_match_sql(self.backend, needle, profile)
+        return found if found is not None else super().match_ords_sql(needle, profile)

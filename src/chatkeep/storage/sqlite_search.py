@@ -193,7 +193,11 @@ _OPTIONAL = {
 def trigrams_answer(backend: Any, needle: str) -> bool:
     """Whether the trigram tables can answer ``needle``: three characters or more, no NUL,
     and a store whose digests they index."""
-    return len(needle) >= 3 and "\x00" not in needle and backend.digest_table == "ck_session_text"
+    return (
+        len(needle) >= 3
+        and "\x00" not in needle
+        and backend.drawer.digest_table == "ck_session_text"
+    )
 
 
 def trigram_match_sql(
@@ -211,7 +215,7 @@ def trigram_match_sql(
         " ON t.rid = f.rowid CROSS JOIN ck_sessions s ON s.profile = t.profile"
         " AND s.id = t.id WHERE ck_session_trgm MATCH ? AND t.profile=? AND instr(t.digest, ?) > 0"
     )
-    if backend.names_indexed:
+    if backend.drawer.names_indexed:
         names = (
             "SELECT s.ord, s.pinned, s.created_at FROM ck_session_name_trgm f"
             " CROSS JOIN ck_session_name n ON n.rid = f.rowid CROSS JOIN ck_sessions s"
@@ -230,8 +234,8 @@ def trigram_match_sql(
 
 def _trigram_tables(backend: Any) -> list[str]:
     """The trigram tables this store's searches use."""
-    tables = ["ck_session_trgm"] if backend.digest_table == "ck_session_text" else []
-    return tables + (["ck_session_name_trgm"] if backend.names_indexed else [])
+    tables = ["ck_session_trgm"] if backend.drawer.digest_table == "ck_session_text" else []
+    return tables + (["ck_session_name_trgm"] if backend.drawer.names_indexed else [])
 
 
 #: Pages of merged index data one tidy-up writes at most: after a session write, FTS5 merges
