@@ -9,9 +9,9 @@ when ``CHATKEEP_BENCH_PG`` (or ``CHATKEEP_TEST_PG``) names a database — Postgr
   100000``), made with ``store.sessions.add_many`` as an import makes it;
 * ``text search`` / ``hybrid search`` — median and p95 of ``store.search`` over a fixed mix of
   queries (a rare word, a word in 1 % of entries, a common word, a substring inside words, a
-  two-word query, a CJK phrase and a miss); hybrid only where ``chatkeep[semantic]`` is
-  installed, taken once every row built has its vector (the time that takes is reported:
-  searches embed a backlog 1,024 rows at a time);
+  two-word query, a CJK phrase and a miss), each query's median printed beside; hybrid only
+  where ``chatkeep[semantic]`` is installed, taken once every row built has its vector (the
+  time that takes is reported: searches embed a backlog 1,024 rows at a time);
 * ``LIKE scan`` — the same queries answered by a plain substring scan of the stored bodies
   (what a store without the index does), and ``drawer search`` — ``sessions.list(q)`` (one
   page of sessions, SPEC §4.3) for the same words;
@@ -199,8 +199,10 @@ def measure(
             qs = DRAWER_QUERIES if name == "drawer search" else QUERIES
             for q in qs:
                 fn(q)  # warm
-            samples = [s for q in qs for s in _timed(lambda q=q, fn=fn: fn(q), rounds)]
+            by_query = {q: _timed(lambda q=q, fn=fn: fn(q), rounds) for q in qs}
+            samples = [s for q in qs for s in by_query[q]]
             out[name] = (statistics.median(samples), _p(samples, 0.95))
+            out[name + " per query"] = {q: statistics.median(v) for q, v in by_query.items()}
         out["index bytes"], out["text bytes"] = _index_bytes(store)
         appends = _appends(store, rounds * 4)
         out["append, indexed"] = statistics.median(appends[True])
@@ -310,6 +312,9 @@ def report(res: dict[str, Any]) -> None:
         ):
             med, p95 = r[fig]
             print(f"  {fig:<15} median {_ms(med):>10}  p95 {_ms(p95):>10}  {budget}")
+            per = r.get(fig + " per query") or {}
+            if per:
+                print("    " + ", ".join(f"{q!r} {_ms(t).strip()}" for q, t in per.items()))
         print(
             f"  index {r['index bytes'] / 1e6:.1f} MB for {r['text bytes'] / 1e6:.1f} MB of text"
             f" ({r['index bytes'] / max(1, r['text bytes']):.2f}×)"
