@@ -31,9 +31,9 @@ def _poison(store: chatkeep.Store) -> None:
     }
     text, blobs = codec.encode(entry, text_blobs=True, checked=True)  # the old, unchecked path
     with store._backend.transaction(store.profile) as tx:
-        tx.hist_insert(tx.hist_next_pos(), 3, text, blobs)
-        count, chars = tx.hist_state()
-        tx.hist_set_state(count + 1, chars + 3)
+        tx.history.insert(tx.history.next_pos(), 3, text, blobs)
+        count, chars = tx.history.state()
+        tx.history.set_state(count + 1, chars + 3)
 
 
 def test_depth_limit_is_exact(store: chatkeep.Store, spec: Any) -> None:
@@ -149,7 +149,7 @@ def test_deleting_one_of_two_rows_sharing_an_id_keeps_the_other(store: chatkeep.
     first use; deleting one keeps the other and its body."""
     store.local.set("session_dup", _H)
     with store._backend.transaction(store.profile) as tx:  # as an older version left it
-        tx.kv_put("savedSessions", [{"id": "dup", "name": "A"}, {"id": "dup", "name": "B"}])
+        tx.kv.put("savedSessions", [{"id": "dup", "name": "A"}, {"id": "dup", "name": "B"}])
     listed = store.sessions.list()
     assert len({r["id"] for r in listed}) == 2
     a = next(r for r in listed if r["name"] == "A")

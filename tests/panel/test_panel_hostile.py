@@ -96,8 +96,8 @@ def test_state_survives_a_poisoned_row(pstore: Any, client: Any) -> None:
     text = json.dumps({"role": "user", "content": "old", "x": deep})
     backend = pstore._backend  # writing the row as an older version did: raw SQL
     with backend.transaction(pstore.profile) as tx:
-        tx.hist_insert(tx.hist_next_pos(), 3, text, {})
-        tx.hist_set_state(1, 3)
+        tx.history.insert(tx.history.next_pos(), 3, text, {})
+        tx.history.set_state(1, 3)
     for path in ("/api/state", "/api/history", "/api/stats"):
         resp = client.get(path)
         assert resp.status_code == 200, (path, resp.text[:300])

@@ -10,7 +10,7 @@ import pytest
 
 import chatkeep
 import chatkeep.entries
-from chatkeep.storage import sql
+from chatkeep.storage import history_rows, kv_rows
 from factories import assistant, attachment, image_entry, png_data_url, user
 
 VTT = """WEBVTT
@@ -221,8 +221,8 @@ def test_first_load_reads_only_get_all_and_live_history(client, pstore, monkeypa
     pstore.local.set("attachSnapshots", {"auto::x": {"hash": "h", "length": 1, "attachedAt": 1}})
     keys_read: list[str] = []
     archive_reads: list[int] = []
-    real_kv_get = sql.Tx.kv_get
-    real_archive = sql.Tx.archive_rows
+    real_kv_get = kv_rows.KvRows.get
+    real_archive = history_rows.HistoryRows.archive_rows
 
     def spy_kv_get(self, keys, corrupt=None):
         keys_read.extend(keys)
@@ -232,8 +232,8 @@ def test_first_load_reads_only_get_all_and_live_history(client, pstore, monkeypa
         archive_reads.append(1)
         return real_archive(self)
 
-    monkeypatch.setattr(sql.Tx, "kv_get", spy_kv_get)
-    monkeypatch.setattr(sql.Tx, "archive_rows", spy_archive)
+    monkeypatch.setattr(kv_rows.KvRows, "get", spy_kv_get)
+    monkeypatch.setattr(history_rows.HistoryRows, "archive_rows", spy_archive)
     assert client.get("/").status_code == 200
     assert keys_read == []  # the page is a static shell
     r = client.get("/api/state")

@@ -89,7 +89,7 @@ def test_add_many_replaces_what_a_new_id_left_behind(store: chatkeep.Store) -> N
     whole by the batch's body: its rows, search rows and image references go with it."""
     sid = "d" * 32
     with store._backend.transaction(store.profile) as tx:
-        tx.kv_put("session_" + sid, [image_entry("old wombat words", png_data_url(5))])
+        tx.kv.put("session_" + sid, [image_entry("old wombat words", png_data_url(5))])
     rows = [
         ({"id": "e" * 32, "name": "Other", "createdAt": 1}, [user("other numbat")]),
         ({"id": sid, "name": "Kept", "createdAt": 2}, [user("new numbat words")]),

@@ -59,9 +59,9 @@ class LocalArea:
         names = _keys_arg(keys)
         want_history = HISTORY_KEY in names
         with self._b.transaction(self._profile, write=False) as tx:
-            out = tx.kv_get([k for k in names if k != HISTORY_KEY])
+            out = tx.kv.get([k for k in names if k != HISTORY_KEY])
             if want_history:
-                count, _ = tx.hist_state()
+                count, _ = tx.history.state()
                 if count:
                     out[HISTORY_KEY] = self._history.read()
         if single:
@@ -77,22 +77,22 @@ class LocalArea:
         history = items.get(HISTORY_KEY)
         with self._b.transaction(self._profile) as tx:
             for k, (text, blobs) in encoded.items():
-                tx.kv_put_encoded(k, text, blobs)
+                tx.kv.put_encoded(k, text, blobs)
             if HISTORY_KEY in items:
                 self._history.replace_in(tx, history)
 
     def remove(self, keys: str | Iterable[str]) -> None:
         names = _keys_arg(keys)
         with self._b.transaction(self._profile) as tx:
-            tx.kv_delete([k for k in names if k != HISTORY_KEY])
+            tx.kv.delete([k for k in names if k != HISTORY_KEY])
             if HISTORY_KEY in names:
                 self._history.replace_in(tx, [])
 
     def keys(self, prefix: str = "") -> list[str]:
         check_text(prefix, "the key prefix")
         with self._b.transaction(self._profile, write=False) as tx:
-            names = tx.kv_keys(prefix)
-            if HISTORY_KEY.startswith(prefix) and tx.hist_state()[0]:
+            names = tx.kv.keys(prefix)
+            if HISTORY_KEY.startswith(prefix) and tx.history.state()[0]:
                 names = sorted([*names, HISTORY_KEY])
         return names
 
@@ -102,10 +102,10 @@ class LocalArea:
         if key == HISTORY_KEY:
             raise InvalidValue("use store.history.mutate() to change the history")
         with self._b.transaction(self._profile) as tx:
-            current = tx.kv_get([key]).get(key, default)
+            current = tx.kv.get([key]).get(key, default)
             result = fn(current)
             if result is not None:
-                tx.kv_put(key, result)
+                tx.kv.put(key, result)
             return result
 
     def modify_many(
@@ -118,7 +118,7 @@ class LocalArea:
         if HISTORY_KEY in names:
             raise InvalidValue("use store.history.mutate() to change the history")
         with self._b.transaction(self._profile) as tx:
-            result = fn(tx.kv_get(names))
+            result = fn(tx.kv.get(names))
             if result is None:
                 return None
             for k in result:
@@ -127,10 +127,10 @@ class LocalArea:
                     raise InvalidValue("use store.history.mutate() to change the history")
             gone = [k for k, v in result.items() if v is None]
             if gone:
-                tx.kv_delete(gone)
+                tx.kv.delete(gone)
             for k, v in result.items():
                 if v is not None:
-                    tx.kv_put(k, v)
+                    tx.kv.put(k, v)
             return result
 
 

@@ -52,7 +52,9 @@ def lines_in(tx: Any, counts: dict[str, int]) -> Iterator[str]:
     yield "},"
     yield '"history":['
     # stored texts hold blob markers only; each row's images are loaded as it is written
-    yield from _commas(_row_lines((t for _p, _c, t in tx.hist_rows()), tx, counts, "history"))
+    yield from _commas(
+        _row_lines((t for _p, _c, t in tx.history.live_rows()), tx, counts, "history")
+    )
     yield "],"
     yield '"archive":['
     yield from _commas(_row_lines(_archive_texts(tx), tx, counts, "archived"))
@@ -70,8 +72,8 @@ def _commas(lines: Iterator[str]) -> Iterator[str]:
 
 
 def _local_lines(tx: Any, counts: dict[str, int]) -> Iterator[str]:
-    for key in sorted(tx.kv_keys()):
-        got = tx.kv_get([key])
+    for key in sorted(tx.kv.keys()):
+        got = tx.kv.get([key])
         if key not in got:
             continue  # unreadable: left out, as export_profile does
         counts["keys"] += 1
@@ -82,7 +84,7 @@ def _local_lines(tx: Any, counts: dict[str, int]) -> Iterator[str]:
 
 def _archive_texts(tx: Any) -> Iterator[str]:
     after = -1
-    while page := tx.archive_page(after, ARCHIVE_PAGE):
+    while page := tx.history.archive_page(after, ARCHIVE_PAGE):
         after = page[-1][0]
         yield from (t for _s, t in page)
 
@@ -91,7 +93,7 @@ def _row_lines(texts: Iterable[str], tx: Any, counts: dict[str, int], what: str)
     """Each readable entry of ``texts`` as one line."""
     for text in texts:
         try:
-            value = codec.decode(text, tx.fetch_urls)
+            value = codec.decode(text, tx.blobs.fetch_urls)
         except CorruptValue:
             continue  # unreadable rows are left out, as the reads skip them
         if not (isinstance(value, dict) and value.get("role") in ROLES and "content" in value):

@@ -7,7 +7,7 @@ does not follow. Row by row, an import left nearly one segment per session (then
 a batch sorted into rowid order goes in as one. Each row lands at the rowid a one-by-one save
 gives it, so searches see the same drawer.
 
-:class:`BatchRows` is mixed into :class:`~.index_rows.IndexRows`.
+:class:`BatchRows` is a base of :class:`~.index_rows.IndexRows` (part of ``tx.sessions``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..constants import SESSIONS_INDEX_KEY
 from . import codec
-from .codec import Blob
+from .tx_part import TxPart
 
 OWNER = "k:" + SESSIONS_INDEX_KEY
 _BIG = 2**62
@@ -53,21 +53,11 @@ def row_columns(item: Any) -> Columns:
     return sid, when, pinned, name_lc, int("history" in item or not usable)
 
 
-class BatchRows:
-    """Multi-row writes of index rows and digests (mixed into the transaction object)."""
-
-    profile: str
-    _b: Any
-    search_written: bool
+class BatchRows(TxPart):
+    """Multi-row writes of index rows and digests (part of ``tx.sessions``)."""
 
     if TYPE_CHECKING:
 
-        def rows(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]: ...
-        @staticmethod
-        def marks(n: int) -> str: ...
-        def put_blobs(self, blobs: dict[str, Blob]) -> None: ...
-        def add_refs(self, owner: str, hashes: Any) -> None: ...
-        def bump(self, what: str) -> None: ...
         def index_ensure_rows(self) -> None: ...
 
     def index_append_many(
@@ -80,16 +70,16 @@ class BatchRows:
             return
         cols = columns if columns is not None else [row_columns(item) for item in items]
         self.index_ensure_rows()
-        self.bump("kv")
-        r = self.rows("SELECT max(ord) FROM ck_sessions WHERE profile=?")
+        self.tx.bump("kv")
+        r = self.tx.rows("SELECT max(ord) FROM ck_sessions WHERE profile=?")
         nxt = 0 if not r or r[0][0] is None else int(r[0][0]) + 1
         ids = [c[0] for c in cols if c[0] is not None]
         seen = {  # ids other rows hold already: a row repeating one is legacy
             v[0]
             for k in range(0, len(ids), BATCH_ROWS)
-            for v in self.rows(
+            for v in self.tx.rows(
                 "SELECT id FROM ck_sessions WHERE profile=? AND id IN"
-                f" ({self.marks(len(ids[k : k + BATCH_ROWS]))})",
+                f" ({self.tx.marks(len(ids[k : k + BATCH_ROWS]))})",
                 ids[k : k + BATCH_ROWS],
             )
         }
@@ -98,13 +88,13 @@ class BatchRows:
         for item, (sid, when, pinned, name_lc, legacy) in zip(items, cols, strict=True):
             text, blobs = codec.encode(item)
             if blobs:
-                self.put_blobs(blobs)
-                self.add_refs(OWNER, blobs)
+                self.tx.blobs.put(blobs)
+                self.tx.blobs.add_refs(OWNER, blobs)
             values.append((nxt, sid, when, pinned, name_lc, int(legacy or sid in seen), text))
             keys.append((1 - pinned, -max(0, min(when // 1000, _LAST_SECOND))))
             seen.add(sid)
             nxt += 1
-        self.search_written = True
+        self.tx.search_written = True
         # in the drawer's order, by SQLite's buckets (:mod:`.sqlite_order`; a bucket's rows as
         # listed): the name rows then get ascending rowids, and FTS5 writes a segment
         # whenever a rowid is lower than the one before it
@@ -120,7 +110,7 @@ class BatchRows:
         step = max(1, _PARAMS // (len(values[0]) + 1)) if values else 1
         for k in range(0, len(values), step):
             chunk = values[k : k + step]
-            row = "(?," + self.marks(len(chunk[0])) + ")"
+            row = "(?," + self.tx.marks(len(chunk[0])) + ")"
             self._b.execute(
                 f"INSERT INTO {into} VALUES " + ",".join([row] * len(chunk)),
                 [v for t in chunk for v in (self.profile, *t)],
@@ -131,11 +121,11 @@ class BatchRows:
     ) -> None:
         """Insert the digests of sessions that have none yet, as ``(id, digest, index row)``, in
         multi-row statements in rowid order (the trigram index takes them in one go), each
-        where :meth:`~.sql.Tx.digest_add` would put it (``columns``: the rows'
+        where :meth:`~.session_rows.SessionRows.digest_add` would put it (``columns``: the rows'
         :func:`row_columns`, when the caller has them)."""
         if not digests:
             return
-        self.search_written = True
+        self.tx.search_written = True
         if columns is None:
             columns = [row_columns(row) for _i, _d, row in digests]
         orders = [(c[2], c[1]) for c in columns]
@@ -157,8 +147,8 @@ class SessionBatch:
     :data:`BATCH_CHARS` of digest) are written together: the rows, then the digests (each then
     goes straight into its session's place in the search order)."""
 
-    def __init__(self, tx: BatchRows) -> None:
-        self.tx = tx
+    def __init__(self, sessions: BatchRows) -> None:
+        self.sessions = sessions  # a transaction's ``tx.sessions``
         self.rows: list[dict[str, Any]] = []
         self.columns: list[Columns] = []
         self.digests: list[tuple[str, str, dict[str, Any]]] = []
@@ -175,6 +165,6 @@ class SessionBatch:
 
     def flush(self) -> None:
         """Write what is held."""
-        self.tx.index_append_many(self.rows, self.columns)
-        self.tx.digest_add_many(self.digests, self.columns)
+        self.sessions.index_append_many(self.rows, self.columns)
+        self.sessions.digest_add_many(self.digests, self.columns)
         self.rows, self.columns, self.digests, self.held = [], [], [], 0

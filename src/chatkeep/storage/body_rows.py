@@ -5,7 +5,7 @@ entry is its own row, ordered by ``pos``, holding the entry's stored text (:mod:
 and long texts as blob references) and ``dchars``, the length of the entry's text in the
 session's search digest (``NULL``: not known, for rows moved from a body stored whole). The
 ``ck_kv`` row of the key then holds :data:`BODY_MARK`, so listing keys, exporting, the doctor
-and the evicted list find every body as before, and reading the key (``Tx.kv_raw``) joins the
+and the evicted list find every body as before, and reading the key (``tx.kv.raw``) joins the
 rows back into the list's stored text: every reader sees the same entries.
 
 Why rows: appending entries to a session (``store.sessions.extend``, every framework adapter)
@@ -22,7 +22,8 @@ Every row written passes through :func:`insert_placed`, and every row removed th
 body entries (a search index) keeps itself in step. Blob references of a body's rows all belong
 to the key's owner ``k:session_<id>``, as they did when the body was one value.
 
-:class:`BodyRows` is mixed into :class:`~.sql.Tx`.
+:class:`BodyRows` is part of ``tx.sessions`` (:class:`~.session_rows.SessionRows`) of
+:class:`~.sql.Tx`.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from ..entries import entry_text
 from ..errors import CorruptValue
 from . import codec
 from .codec import Blob
+from .tx_part import TxPart
 
 #: ``ck_kv`` text of ``session_<id>`` when its entries live in ``ck_session_items``. A stored
 #: string never encodes to it (strings starting with NUL are escaped with one more NUL).
@@ -166,36 +168,17 @@ def convert_all_bodies(backend: Any) -> bool:
     return True
 
 
-class BodyRows:
-    """Row-level operations on saved-session bodies (mixed into the transaction object)."""
-
-    profile: str
-    _b: Any
+class BodyRows(TxPart):
+    """Row-level operations on saved-session bodies (part of ``tx.sessions``)."""
 
     if TYPE_CHECKING:
 
-        def rows(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]: ...
-        def run(self, sql: str, params: Any = ()) -> None: ...
-        def marks(self, n: int) -> str: ...
-        def put_blobs(self, blobs: dict[str, Blob]) -> None: ...
-        def add_refs(self, owner: str, hashes: Any) -> None: ...
-        def drop_refs(self, owners: Sequence[str]) -> set[str]: ...
-        def gc(self, candidates: Any) -> int: ...
-        def bump(self, what: str) -> None: ...
-        def decode(self, text: str) -> Any: ...
         def digest_put(self, session_id: str, digest: str) -> None: ...
-        def search_key_written(
-            self, key: str, text: str, blobs: dict[str, Blob], value: Any = ...
-        ) -> None: ...
-        def search_body_extended(self, owner: str, start: int, added: Sequence[Any]) -> None: ...
-        def search_entry_removed(self, owner: str, pos: int) -> None: ...
-        @staticmethod
-        def chunks(values: Any) -> Any: ...
 
     # -- reading ------------------------------------------------------------------------------
     def items_joined(self, sid: str) -> str:
         """The stored text of a body kept as rows: its rows' texts as one JSON list."""
-        r = self.rows(self._b.joined_items_sql, (sid,))  # one row fetched, joined in SQL
+        r = self.tx.rows(self._b.joined_items_sql, (sid,))  # one row fetched, joined in SQL
         return "[" + str(r[0][1]) + "]" if r and r[0][0] else "[]"
 
     def items_texts(self, sid: str) -> list[str] | None:
@@ -203,14 +186,14 @@ class BodyRows:
         not kept as rows (absent, or stored whole)."""
         if self.kv_form(SESSION_BODY_PREFIX + sid) != BODY_MARK:
             return None
-        got = self.rows(
+        got = self.tx.rows(
             "SELECT value FROM ck_session_items WHERE profile=? AND sid=? ORDER BY pos", (sid,)
         )
         return [v for (v,) in got]
 
     def kv_form(self, key: str) -> str | None:
         """The ``ck_kv`` text of a body key (:data:`BODY_MARK` for rows), ``None`` if absent."""
-        r = self.rows("SELECT value FROM ck_kv WHERE profile=? AND key=?", (key,))
+        r = self.tx.rows("SELECT value FROM ck_kv WHERE profile=? AND key=?", (key,))
         return r[0][0] if r else None
 
     def _ensure_rows(self, key: str) -> bool:
@@ -229,7 +212,7 @@ class BodyRows:
         return True
 
     def _set_mark(self, key: str) -> None:
-        self.run(
+        self.tx.run(
             "INSERT INTO ck_kv (profile, key, value) VALUES (?,?,?)"
             " ON CONFLICT (profile, key) DO UPDATE SET value = excluded.value",
             (key, BODY_MARK),
@@ -238,9 +221,9 @@ class BodyRows:
     # -- writing ------------------------------------------------------------------------------
     def items_delete(self, sids: Sequence[str]) -> None:
         """Remove every row of the bodies of ``sids``."""
-        for chunk in self.chunks(sids):
-            self.run(
-                f"DELETE FROM ck_session_items WHERE profile=? AND sid IN ({self.marks(len(chunk))})",
+        for chunk in self.tx.chunks(sids):
+            self.tx.run(
+                f"DELETE FROM ck_session_items WHERE profile=? AND sid IN ({self.tx.marks(len(chunk))})",
                 chunk,
             )
 
@@ -253,7 +236,7 @@ class BodyRows:
         )
         if not got:
             return None
-        self.search_entry_removed(sid, int(got[0][2]))
+        self.tx.search.entry_removed(sid, int(got[0][2]))
         return (got[0][0], got[0][1])
 
     def body_replace(
@@ -269,21 +252,21 @@ class BodyRows:
         stored already (a body copied in its stored form); ``value``: the entries the rows
         encode, when the caller has them (the search index then does not parse the rows)."""
         sid = key[len(SESSION_BODY_PREFIX) :]
-        self.bump("kv")
-        self.put_blobs(blobs)
+        self.tx.bump("kv")
+        self.tx.blobs.put(blobs)
         self.items_delete([sid])
         insert_rows(self._b.execute, self.profile, sid, 0, rows)
         self._set_mark(key)
         joined = "[" + ",".join(text for text, _ in rows) + "]"
         if value is None:
-            self.search_key_written(key, joined, blobs)
+            self.tx.search.key_written(key, joined, blobs)
         else:
-            self.search_key_written(key, joined, blobs, value)
+            self.tx.search.key_written(key, joined, blobs, value)
         owner = "k:" + key
-        old = self.drop_refs([owner])
+        old = self.tx.blobs.drop_refs([owner])
         held = set(blobs).union(refs)
-        self.add_refs(owner, held)
-        self.gc(old - held)
+        self.tx.blobs.add_refs(owner, held)
+        self.tx.blobs.gc(old - held)
 
     def body_append(self, sid: str, entries: Sequence[Any]) -> bool | None:
         """Append ``entries`` (validated) to the body of ``sid``: their rows are inserted, marked
@@ -292,14 +275,14 @@ class BodyRows:
         key = SESSION_BODY_PREFIX + sid
         if not self._ensure_rows(key):
             return None if self.kv_form(key) is None else False
-        r = self.rows("SELECT max(pos) FROM ck_session_items WHERE profile=? AND sid=?", (sid,))
+        r = self.tx.rows("SELECT max(pos) FROM ck_session_items WHERE profile=? AND sid=?", (sid,))
         start = 0 if not r or r[0][0] is None else int(r[0][0]) + 1
         rows, blobs = encode_rows(entries, key, checked=True)
-        self.bump("kv")
-        self.put_blobs(blobs)
+        self.tx.bump("kv")
+        self.tx.blobs.put(blobs)
         insert_rows(self._b.execute, self.profile, sid, start, rows, pending=True)
-        self.add_refs("k:" + key, blobs)
-        self.search_body_extended(sid, start, entries)
+        self.tx.blobs.add_refs("k:" + key, blobs)
+        self.tx.search.body_extended(sid, start, entries)
         return True
 
     def body_pop(self, sid: str) -> tuple[bool, Any]:
@@ -313,22 +296,22 @@ class BodyRows:
         if got is None:
             return False, None
         text, dchars = got
-        entry = self.decode(text)  # before any blob of it is collected
-        self.bump("kv")
+        entry = self.tx.blobs.decode(text)  # before any blob of it is collected
+        self.tx.bump("kv")
         gone = [h for h in codec.blob_hashes(text) if not self._items_hold(sid, h)]
         for h in gone:
             self._b.execute(
                 "DELETE FROM ck_blob_refs WHERE profile=? AND owner=? AND hash=?",
                 (self.profile, "k:" + key, h),
             )
-        self.gc(gone)
+        self.tx.blobs.gc(gone)
         self._digest_after_pop(sid, dchars)
         return True, entry
 
     def _items_hold(self, sid: str, blob_hash: str) -> bool:
         fn = self._b.substring_fn
         return bool(
-            self.rows(
+            self.tx.rows(
                 f"SELECT 1 FROM ck_session_items WHERE profile=? AND sid=? AND {fn}(value, ?) > 0"
                 " LIMIT 1",
                 (sid, codec.MARK_JSON + blob_hash),
@@ -339,7 +322,7 @@ class BodyRows:
     def digests_pending(self) -> bool:
         """Whether appended rows wait to be folded into their sessions' digests."""
         return bool(
-            self.rows("SELECT 1 FROM ck_session_items WHERE profile=? AND pending = 1 LIMIT 1")
+            self.tx.rows("SELECT 1 FROM ck_session_items WHERE profile=? AND pending = 1 LIMIT 1")
         )
 
     def digests_extensions(self, sids: Sequence[str] | None = None) -> dict[str, tuple[bool, str]]:
@@ -350,15 +333,15 @@ class BodyRows:
         if sids is not None:
             if not sids:
                 return {}
-            sql += f" AND sid IN ({self.marks(len(sids))})"
+            sql += f" AND sid IN ({self.tx.marks(len(sids))})"
             params = tuple(sids)
         found: dict[str, list[tuple[int, str]]] = {}
-        for sid, pos, text in self.rows(sql, params):
+        for sid, pos, text in self.tx.rows(sql, params):
             found.setdefault(sid, []).append((int(pos), text))
         out: dict[str, tuple[bool, str]] = {}
         for sid, rows in found.items():
             rows.sort()
-            entries = self.decode("[" + ",".join(t for _p, t in rows) + "]")
+            entries = self.tx.blobs.decode("[" + ",".join(t for _p, t in rows) + "]")
             out[sid] = (rows[0][0] > 0, "\n".join(digest_piece(e) for e in entries))
         return out
 
@@ -385,17 +368,17 @@ class BodyRows:
         """Mark the pending rows (of ``sids``; ``None``: all) as held by their digests (a
         digest made from the whole body holds them)."""
         if sids is None:
-            self.run("UPDATE ck_session_items SET pending = 0 WHERE profile=? AND pending = 1")
+            self.tx.run("UPDATE ck_session_items SET pending = 0 WHERE profile=? AND pending = 1")
             return
-        for chunk in self.chunks(sids):
-            self.run(
+        for chunk in self.tx.chunks(sids):
+            self.tx.run(
                 "UPDATE ck_session_items SET pending = 0 WHERE profile=? AND pending = 1"
-                f" AND sid IN ({self.marks(len(chunk))})",
+                f" AND sid IN ({self.tx.marks(len(chunk))})",
                 chunk,
             )
 
     def _digest_of(self, sid: str) -> str | None:
-        r = self.rows(
+        r = self.tx.rows(
             f"SELECT digest FROM {self._b.drawer.digest_table} WHERE profile=? AND id=?", (sid,)
         )
         return r[0][0] if r else None
@@ -407,7 +390,7 @@ class BodyRows:
         old = self._digest_of(sid)
         if old is None:
             return
-        n, total, known = self.rows(
+        n, total, known = self.tx.rows(
             "SELECT count(*), coalesce(sum(dchars), 0), count(dchars) FROM ck_session_items"
             " WHERE profile=? AND sid=?",
             (sid,),
@@ -421,6 +404,6 @@ class BodyRows:
                 if new != old:
                     self.digest_put(sid, new)
                 return
-        body = self.decode(self.items_joined(sid))
+        body = self.tx.blobs.decode(self.items_joined(sid))
         pieces = "\n".join(digest_piece(e) for e in body) if isinstance(body, list) else ""
         self.digest_put(sid, pieces[:TEXT_DIGEST_CAP])

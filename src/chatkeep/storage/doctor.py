@@ -73,7 +73,7 @@ __all__ = ["QUARANTINE_PREFIX", "check"]
 
 def _resolve_text(text: str, tx: Tx) -> str:
     """The stored text with every blob marker replaced by the JSON string it stands for."""
-    urls = tx.fetch_urls(codec.blob_hashes(text))
+    urls = tx.blobs.fetch_urls(codec.blob_hashes(text))
     return codec.MARK_RE.sub(
         lambda m: (
             json.dumps(urls[m.group(1)], ensure_ascii=False) if m.group(1) in urls else m.group(0)
@@ -89,7 +89,7 @@ def _readability(
     value). Hashes of blobs it points at that are gone are added to ``missing``: such a row
     still reads (a placeholder stands for each), so it is not unreadable."""
     try:
-        value = codec.decode(text, tx.fetch_urls, missing)
+        value = codec.decode(text, tx.blobs.fetch_urls, missing)
     except CorruptValue as exc:
         return ("unreadable", exc.message), None
     why = limit_problem(value, max_depth)
@@ -128,7 +128,7 @@ def _owners(tx: Tx) -> dict[str, str]:
     """Every blob owner of the profile and its stored text."""
     out = {"k:" + k: _text(v) for k, v in tx.rows("SELECT key, value FROM ck_kv WHERE profile=?")}
     for k in [k for k, v in out.items() if v == BODY_MARK]:  # a body kept as rows: its list
-        out[k] = tx.kv_raw([k[2:]]).get(k[2:], out[k])
+        out[k] = tx.kv.raw([k[2:]]).get(k[2:], out[k])
     for owner, sql in (
         ("h:", "SELECT pos, value FROM ck_history WHERE profile=?"),
         ("a:", "SELECT seq, value FROM ck_archive WHERE profile=?"),
@@ -138,7 +138,7 @@ def _owners(tx: Tx) -> dict[str, str]:
 
 
 def _next_quarantine(tx: Tx) -> int:
-    used = [k[len(QUARANTINE_PREFIX) :] for k in tx.kv_keys(QUARANTINE_PREFIX)]
+    used = [k[len(QUARANTINE_PREFIX) :] for k in tx.kv.keys(QUARANTINE_PREFIX)]
     return max((int(n) for n in used if n.isdigit()), default=0) + 1
 
 
@@ -188,9 +188,9 @@ def _scan(tx: Tx) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         facts["orphans"].add(h)
         problems.append(problem("orphan-blob", h[:16], "nothing references this blob"))
     # sessions index <-> bodies
-    index = tx.index_light()
+    index = tx.sessions.index_light()
     ids = [r.get("id") for r in index if isinstance(r, dict)] if isinstance(index, list) else []
-    bodies = {k[len(SESSION_BODY_PREFIX) :] for k in tx.kv_keys(SESSION_BODY_PREFIX)}
+    bodies = {k[len(SESSION_BODY_PREFIX) :] for k in tx.kv.keys(SESSION_BODY_PREFIX)}
     gone = evicted_ids(tx)
     facts["missing_bodies"] = [i for i in ids if isinstance(i, str) and i not in bodies]
     facts["missing_evicted"] = [i for i in gone if i not in bodies]
@@ -217,14 +217,15 @@ def _scan(tx: Tx) -> tuple[list[dict[str, Any]], dict[str, Any]]:
             problem("versions", "ck_versions", f"counters {counters[0]!r} are not counts")
         )
     # live bookkeeping
-    rows = tx.hist_rows()
+    rows = tx.history.live_rows()
     real = (len(rows), sum(c for _p, c, _t in rows))
-    if tx.hist_state() != real:
+    if tx.history.state() != real:
         facts["state"] = real
         problems.append(
-            problem("history-state", "ck_history_state", f"says {tx.hist_state()}, rows {real}")
+            problem("history-state", "ck_history_state", f"says {tx.history.state()}, rows {real}")
         )
-    kept, rows_now = tx.archive_count(), sum(1 for owner in owners if owner.startswith("a:"))
+    kept = tx.history.archive_count()
+    rows_now = sum(1 for owner in owners if owner.startswith("a:"))
     if kept != rows_now:
         problems.append(
             problem("history-state", "ck_history_state", f"archive {kept}, rows {rows_now}")
@@ -261,32 +262,32 @@ def _repair(tx: Tx, problems: list[dict[str, Any]], facts: dict[str, Any]) -> li
             "quarantinedAt": now_ms(),
             "text": _resolve_text(owners[owner], tx),
         }
-        tx.kv_put(key, record)
+        tx.kv.put(key, record)
         quarantined.append(key)
         if owner.startswith("k:"):
-            tx.kv_delete([owner[2:]])
+            tx.kv.delete([owner[2:]])
         elif owner.startswith("h:"):
-            tx.hist_delete([int(owner[2:])])
+            tx.history.delete([int(owner[2:])])
         else:
             tx.run("DELETE FROM ck_archive WHERE profile=? AND seq=?", (int(owner[2:]),))
-            tx.search_drop("a", "", [int(owner[2:])])
-            tx.gc(tx.drop_refs([owner]))
+            tx.search.drop("a", "", [int(owner[2:])])
+            tx.blobs.gc(tx.blobs.drop_refs([owner]))
         by_where[(kind, owner)]["repaired"] = True
     for owner, hashes in facts["missing_refs"].items():
         if owner not in facts["bad"]:
-            tx.add_refs(owner, hashes)
+            tx.blobs.add_refs(owner, hashes)
         by_where[("missing-ref", owner)]["repaired"] = True
     if facts["dangling"]:
-        tx.gc(tx.drop_refs(sorted(facts["dangling"])))
+        tx.blobs.gc(tx.blobs.drop_refs(sorted(facts["dangling"])))
         for owner in facts["dangling"]:
             by_where[("dangling-ref", owner)]["repaired"] = True
     if facts["orphans"]:
-        tx.gc(facts["orphans"])
+        tx.blobs.gc(facts["orphans"])
         for p in problems:
             if p["kind"] == "orphan-blob":
                 p["repaired"] = True
     for i in facts["missing_evicted"]:
-        tx.kv_put(SESSION_BODY_PREFIX + i, [])
+        tx.kv.put(SESSION_BODY_PREFIX + i, [])
         by_where[("missing-body", evicted_key(i))]["repaired"] = True
     if facts["versions"]:
         # a fresh value no cache holds (counters only grow, and the time is past any count)
@@ -295,15 +296,15 @@ def _repair(tx: Tx, problems: list[dict[str, Any]], facts: dict[str, Any]) -> li
         tx.run("INSERT INTO ck_versions (profile, kv, history) VALUES (?, ?, ?)", (stamp, stamp))
         by_where[("versions", "ck_versions")]["repaired"] = True
     if facts["missing_bodies"] or facts["orphan_bodies"] or facts["duplicates"]:
-        index = tx.index_light()
+        index = tx.sessions.index_light()
         index = _first_of_each(list(index) if isinstance(index, list) else [])
         for i in facts["duplicates"]:
             by_where[("duplicate-index", f"savedSessions:{i}")]["repaired"] = True
         for i in facts["missing_bodies"]:
-            tx.kv_put(SESSION_BODY_PREFIX + i, [])
+            tx.kv.put(SESSION_BODY_PREFIX + i, [])
             by_where[("missing-body", f"savedSessions:{i}")]["repaired"] = True
         for i in facts["orphan_bodies"]:
-            body = tx.kv_get([SESSION_BODY_PREFIX + i]).get(SESSION_BODY_PREFIX + i)
+            body = tx.kv.get([SESSION_BODY_PREFIX + i]).get(SESSION_BODY_PREFIX + i)
             if not isinstance(body, list):
                 continue  # unreadable: quarantined above, or not a session body
             index.append(
@@ -320,15 +321,17 @@ def _repair(tx: Tx, problems: list[dict[str, Any]], facts: dict[str, Any]) -> li
                 }
             )
             by_where[("orphan-body", SESSION_BODY_PREFIX + i)]["repaired"] = True
-        tx.kv_put(SESSIONS_INDEX_KEY, index)
-        tx.items_digested(facts["orphan_bodies"])  # their digests were made from the bodies
-    rows = tx.hist_rows()
+        tx.kv.put(SESSIONS_INDEX_KEY, index)
+        tx.sessions.items_digested(
+            facts["orphan_bodies"]
+        )  # their digests were made from the bodies
+    rows = tx.history.live_rows()
     real = (len(rows), sum(c for _p, c, _t in rows))
-    if tx.hist_state() != real:
-        tx.hist_set_state(*real)
-    tx.archive_recount()  # quarantined archive rows left it, or its kept count was off
+    if tx.history.state() != real:
+        tx.history.set_state(*real)
+    tx.history.archive_recount()  # quarantined archive rows left it, or its kept count was off
     if problems:  # the message-search rows made again from what is left
-        tx.search_reindex()
+        tx.search.reindex()
     for p in problems:
         if p["kind"] == "history-state":
             p["repaired"] = True

@@ -29,7 +29,7 @@ def evicted_key(session_id: str) -> str:
 
 def evicted_ids(tx: Tx) -> list[str]:
     """Ids of the evicted sessions (no value read)."""
-    return [k[len(EVICTED_PREFIX) :] for k in tx.kv_keys(EVICTED_PREFIX)]
+    return [k[len(EVICTED_PREFIX) :] for k in tx.kv.keys(EVICTED_PREFIX)]
 
 
 def _row_of(key: str, value: Any) -> dict[str, Any] | None:
@@ -41,14 +41,14 @@ def _row_of(key: str, value: Any) -> dict[str, Any] | None:
 
 def evicted_rows(tx: Tx) -> list[dict[str, Any]]:
     """Every evicted row, the most recently evicted first (then the newest ``createdAt``)."""
-    rows = [r for k, v in tx.kv_get(tx.kv_keys(EVICTED_PREFIX)).items() if (r := _row_of(k, v))]
+    rows = [r for k, v in tx.kv.get(tx.kv.keys(EVICTED_PREFIX)).items() if (r := _row_of(k, v))]
     return sorted(rows, key=lambda r: (_num(r.get("evictedAt")), _num(r.get("createdAt"))))[::-1]
 
 
 def find(tx: Tx, session_id: str) -> dict[str, Any] | None:
     """The evicted row of ``session_id``, or ``None`` when it is not evicted."""
     key = evicted_key(session_id)
-    return _row_of(key, tx.kv_get([key]).get(key))
+    return _row_of(key, tx.kv.get([key]).get(key))
 
 
 def evict_in(tx: Tx, ids: list[str]) -> int:
@@ -56,15 +56,15 @@ def evict_in(tx: Tx, ids: list[str]) -> int:
     stamp = now_ms()
     moved: list[str] = []
     for sid in ids:
-        found = tx.index_find(sid)
+        found = tx.sessions.index_find(sid)
         if found is None:
             continue
         item = {k: v for k, v in found[1].items() if k != "textDigest"}
-        tx.kv_put(evicted_key(sid), {**item, "evictedAt": stamp})
+        tx.kv.put(evicted_key(sid), {**item, "evictedAt": stamp})
         moved.append(sid)
     if moved:
-        tx.index_delete_ids(moved)
-        tx.digest_delete(moved)
+        tx.sessions.index_delete_ids(moved)
+        tx.sessions.digest_delete(moved)
     return len(moved)
 
 

@@ -92,11 +92,11 @@ class History(ArchiveRows, HistoryTail, EarlierVersions):
     # -- reading ----------------------------------------------------------------------------
     def _load(self, tx: Tx) -> tuple[list[_Row], list[_Row], Entries]:
         """All rows, the readable rows, and their entries (aligned with the readable rows)."""
-        rows = [_Row(p, c, t) for p, c, t in tx.hist_rows()]
+        rows = [_Row(p, c, t) for p, c, t in tx.history.live_rows()]
         good: list[_Row] = []
         entries: Entries = []
         for row, value in zip(
-            rows, codec.decode_many([r.text for r in rows], tx.fetch_urls), strict=True
+            rows, codec.decode_many([r.text for r in rows], tx.blobs.fetch_urls), strict=True
         ):
             if isinstance(value, dict) and _readable(value):
                 good.append(row)
@@ -128,7 +128,7 @@ class History(ArchiveRows, HistoryTail, EarlierVersions):
         if snap.clean:  # known: plain JSON, one readable entry per row
             return list(loads(snap.text))
         try:
-            values = codec.decode(snap.text, tx.fetch_urls)
+            values = codec.decode(snap.text, tx.blobs.fetch_urls)
         except CorruptValue:
             values = None
         if not isinstance(values, list) or len(values) != snap.count:
@@ -153,7 +153,7 @@ class History(ArchiveRows, HistoryTail, EarlierVersions):
         cached = self._cached
         if cached is not None and cached.version == version:
             return cached if cached.count else None
-        joined = tx.hist_joined()
+        joined = tx.history.joined()
         count, text = joined if joined is not None else (0, "[]")
         clean = False
         if not codec.needs_resolve(text):
@@ -174,8 +174,8 @@ class History(ArchiveRows, HistoryTail, EarlierVersions):
     def tail(self, n: int) -> Entries:
         """The newest ``n`` live entries (fewer when the history is shorter), oldest first."""
         with self._b.transaction(self._profile, write=False) as tx:
-            texts = [t for _p, _c, t in tx.hist_tail(n)]
-            values = codec.decode_many(texts[::-1], tx.fetch_urls)
+            texts = [t for _p, _c, t in tx.history.tail(n)]
+            values = codec.decode_many(texts[::-1], tx.blobs.fetch_urls)
         return [v for v in values if isinstance(v, dict) and _readable(v)]
 
     @contextmanager
@@ -187,7 +187,7 @@ class History(ArchiveRows, HistoryTail, EarlierVersions):
 
     def __len__(self) -> int:
         with self._b.transaction(self._profile, write=False) as tx:
-            return tx.hist_state()[0]
+            return tx.history.state()[0]
 
     def replace_from(
         self, i: int, original: dict[str, Any] | None, keep: Entries | None = None
@@ -222,14 +222,14 @@ class History(ArchiveRows, HistoryTail, EarlierVersions):
                 return entries
             gone = [e for e in entries[i:] if not any(e == k for k in keep)]
             if gone:
-                marks = version_marks(entries, i, tx.archive_next_seq())
+                marks = version_marks(entries, i, tx.history.archive_next_seq())
                 self._archive_in(tx, [{**e, **marks} for e in gone])
             self.replace_in(tx, entries[:i] + keep, loaded)
             return entries[:i] + keep
 
     # -- writing ----------------------------------------------------------------------------
     def _bound(self, tx: Tx, count: int, chars: int) -> tuple[int, int]:
-        settings = tx.kv_get(["maxHistoryEntries", "maxHistoryChars"])
+        settings = tx.kv.get(["maxHistoryEntries", "maxHistoryChars"])
         max_entries = _setting(settings, "maxHistoryEntries")
         max_chars = _setting(settings, "maxHistoryChars")
         drop = max(0, count - max_entries)
@@ -239,17 +239,17 @@ class History(ArchiveRows, HistoryTail, EarlierVersions):
         limit = max(0, count - self._turn_length(tx))
         drop = min(drop, limit)
         fetch = drop + 16
-        olds = tx.oldest_chars(fetch)
+        olds = tx.history.oldest_chars(fetch)
         dropped_chars = sum(olds[:drop])
         while chars - dropped_chars > max_chars and drop < limit:
             if drop >= len(olds):
                 fetch *= 2
-                olds = tx.oldest_chars(fetch)
+                olds = tx.history.oldest_chars(fetch)
                 if drop >= len(olds):
                     break
             dropped_chars += olds[drop]
             drop += 1
-        moved, moved_chars = tx.archive_oldest(drop)
+        moved, moved_chars = tx.history.archive_oldest(drop)
         return count - moved, chars - moved_chars
 
     @staticmethod
@@ -258,7 +258,7 @@ class History(ArchiveRows, HistoryTail, EarlierVersions):
         which the window never archives (SPEC §3.3). Reads only the newest rows."""
         n = 8
         while True:
-            tail = tx.hist_tail(n)
+            tail = tx.history.tail(n)
             for i, (_pos, _chars, text) in enumerate(tail):
                 try:
                     value = codec.loads_stored(text)  # blob markers stay markers: no blob read
@@ -272,9 +272,9 @@ class History(ArchiveRows, HistoryTail, EarlierVersions):
 
     def _after_write(self, tx: Tx, count: int, chars: int) -> int:
         count, chars = self._bound(tx, count, chars)
-        tx.hist_set_state(count, chars)
+        tx.history.set_state(count, chars)
         if count == 0:
-            tx.kv_put(ACTIVE_SESSION_KEY, "")
+            tx.kv.put(ACTIVE_SESSION_KEY, "")
         return count
 
     def replace_in(
@@ -293,10 +293,10 @@ class History(ArchiveRows, HistoryTail, EarlierVersions):
             keep += 1
         stale = good[keep:]
         if stale:
-            tx.hist_delete([r.pos for r in stale])
-        pos = tx.hist_next_pos()
+            tx.history.delete([r.pos for r in stale])
+        pos = tx.history.next_pos()
         for (text, blobs, chars), entry in zip(encoded[keep:], new_entries[keep:], strict=True):
-            tx.hist_insert(pos, chars, text, blobs, _unseen(entry), entry)
+            tx.history.insert(pos, chars, text, blobs, _unseen(entry), entry)
             pos += 1
         count = len(rows) - len(stale) + len(encoded) - keep
         chars = sum(r.chars for r in rows) - sum(r.chars for r in stale)
@@ -323,7 +323,7 @@ class History(ArchiveRows, HistoryTail, EarlierVersions):
         with self._b.transaction(self._profile) as tx:
             stamped: list[tuple[int, int, str]] = []
             cleared: list[int] = []
-            for pos, chars, text in tx.hist_unseen_rows():
+            for pos, chars, text in tx.history.unseen_rows():
                 try:
                     value = codec.loads_stored(text)  # blob strings left as they are stored
                 except CorruptValue:
@@ -334,9 +334,9 @@ class History(ArchiveRows, HistoryTail, EarlierVersions):
                 else:
                     cleared.append(pos)  # flagged by default before the flag existed
             if cleared:
-                tx.hist_clear_unseen(cleared)
+                tx.history.clear_unseen(cleared)
             for pos, chars, text in stamped:
-                tx.hist_restamp(pos, chars, text)
+                tx.history.restamp(pos, chars, text)
             return len(stamped)
 
     def append(self, entry: dict[str, Any]) -> int:
@@ -344,9 +344,9 @@ class History(ArchiveRows, HistoryTail, EarlierVersions):
         validate_entry(entry)
         text, blobs, chars = _encode_entry(entry)
         with self._b.transaction(self._profile) as tx:
-            pos = tx.hist_next_pos()
-            tx.hist_insert(pos, chars, text, blobs, _unseen(entry), entry)
-            count, total = tx.hist_state()
+            pos = tx.history.next_pos()
+            tx.history.insert(pos, chars, text, blobs, _unseen(entry), entry)
+            count, total = tx.history.state()
             return self._after_write(tx, count + 1, total + chars)
 
     def append_at(
@@ -371,10 +371,10 @@ class History(ArchiveRows, HistoryTail, EarlierVersions):
                 )
                 if at:
                     t2, b2, c2 = _encode_entry(rewrite[1])
-                    tx.hist_update(int(at[0][0]), c2, t2, b2, _unseen(rewrite[1]))
-            pos = tx.hist_next_pos()
-            tx.hist_insert(pos, chars, text, blobs, _unseen(entry), entry)
-            count, total = tx.hist_state()
+                    tx.history.update(int(at[0][0]), c2, t2, b2, _unseen(rewrite[1]))
+            pos = tx.history.next_pos()
+            tx.history.insert(pos, chars, text, blobs, _unseen(entry), entry)
+            count, total = tx.history.state()
             self._after_write(tx, count + 1, total + chars)
             return tx.versions()[1]
 

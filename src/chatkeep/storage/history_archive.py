@@ -39,12 +39,12 @@ class ArchiveRows:
             return self.archived_in(tx)
 
     def archived_in(self, tx: Tx) -> Entries:
-        values = codec.decode_many(tx.archive_rows(), tx.fetch_urls)
+        values = codec.decode_many(tx.history.archive_rows(), tx.blobs.fetch_urls)
         return [v for v in values if not isinstance(v, CorruptValue)]
 
     def archived_count(self) -> int:
         with self._b.transaction(self._profile, write=False) as tx:
-            return tx.archive_count()
+            return tx.history.archive_count()
 
     def archived_page(self, before: int | None, limit: int) -> tuple[int, int, Entries]:
         """``(total, start, entries)``: the archive's length and its entries at positions
@@ -52,19 +52,19 @@ class ArchiveRows:
         ``start`` is ``limit`` positions earlier. Read from the newest end: a page near it reads
         only its rows, whatever the archive's size (a row that cannot be read is left out)."""
         with self._b.transaction(self._profile, write=False) as tx:
-            total = tx.archive_count()
+            total = tx.history.archive_count()
             end = total if before is None else max(0, min(before, total))
             start = max(0, end - max(0, limit))
-            texts = tx.archive_slice_rows(total - end, end - start) if end > start else []
-            values = codec.decode_many(texts[::-1], tx.fetch_urls)
+            texts = tx.history.archive_slice_rows(total - end, end - start) if end > start else []
+            values = codec.decode_many(texts[::-1], tx.blobs.fetch_urls)
         return total, start, [v for v in values if not isinstance(v, CorruptValue)]
 
     def archived_last_with(self, key: str, before: int) -> dict[str, Any] | None:
         """The newest archived entry at a position before ``before`` that has the top-level
         ``key`` (only rows whose stored text holds ``"key":`` are decoded), or ``None``."""
         with self._b.transaction(self._profile, write=False) as tx:
-            for text in tx.archive_rows_holding(f'"{key}":', max(0, before)):
-                found = codec.decode_many([text], tx.fetch_urls)[0]
+            for text in tx.history.archive_rows_holding(f'"{key}":', max(0, before)):
+                found = codec.decode_many([text], tx.blobs.fetch_urls)[0]
                 if isinstance(found, dict) and key in found:
                     return found
         return None
@@ -76,13 +76,13 @@ class ArchiveRows:
         validate_entries(entries)
         with self._b.transaction(self._profile) as tx:
             self._archive_in(tx, entries)
-            return tx.archive_count()
+            return tx.history.archive_count()
 
     def _archive_in(self, tx: Tx, entries: Entries) -> None:
         encoded = [_encode_entry(e, i) for i, e in enumerate(entries)]
-        seq = tx.archive_next_seq()
+        seq = tx.history.archive_next_seq()
         stamp = now_ms()
         for text, blobs, _chars in encoded:
-            tx.archive_insert(seq, text, blobs, stamp)
+            tx.history.archive_insert(seq, text, blobs, stamp)
             seq += 1
-        tx.archive_counted(seq - len(encoded), len(encoded))
+        tx.history.archive_counted(seq - len(encoded), len(encoded))

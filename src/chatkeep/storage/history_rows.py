@@ -1,4 +1,4 @@
-"""Row operations on the live history and the archive, mixed into :class:`~.sql.Tx`.
+"""Row operations on the live history and the archive: ``tx.history`` of :class:`~.sql.Tx`.
 
 ``ck_history`` holds one row per live entry, ordered by ``pos`` (``chars`` = its text length,
 ``unseen`` = image parts and no ``imagesSeen: true``); ``ck_history_state`` its count and text
@@ -9,9 +9,10 @@ more ``history`` write (``Tx.bump``) so per-process caches of the live history s
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .codec import Blob
+from .tx_part import TxPart
 
 _COUNT = "(SELECT count(*) FROM ck_archive a WHERE a.profile = ck_history_state.profile)"
 #: Migration 0013: the archive's length kept beside it (``NULL``: not counted yet), and the
@@ -25,83 +26,52 @@ ARCHIVE_COUNT_MIGRATION = (
 )
 
 
-class HistoryRows:
-    """History and archive rows of one profile (mixed into the transaction object)."""
+class HistoryRows(TxPart):
+    """History and archive rows of one profile (``tx.history``)."""
 
-    profile: str
-    _b: Any
-
-    if TYPE_CHECKING:
-
-        def rows(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]: ...
-        def run(self, sql: str, params: Any = ()) -> None: ...
-        def marks(self, n: int) -> str: ...
-        def put_blobs(self, blobs: dict[str, Blob]) -> None: ...
-        def add_refs(self, owner: str, hashes: Any) -> None: ...
-        def drop_refs(self, owners: Sequence[str]) -> set[str]: ...
-        def move_refs(self, old_owner: str, new_owner: str) -> None: ...
-        def gc(self, candidates: Any) -> int: ...
-        def bump(self, what: str) -> None: ...
-        def search_put(
-            self,
-            place: str,
-            pos: int,
-            text: str,
-            blobs: Any,
-            *,
-            replace: bool = False,
-            value: Any = None,
-        ) -> None: ...
-        def search_drop(self, place: str, owner: str, positions: Any) -> None: ...
-        def search_archived(self, moved: Any) -> None: ...
-        @staticmethod
-        def chunks(values: Any) -> Any: ...
-        @staticmethod
-        def now_ms() -> int: ...
-
-    def hist_state(self) -> tuple[int, int]:
-        r = self.rows("SELECT live_count, live_chars FROM ck_history_state WHERE profile=?")
+    def state(self) -> tuple[int, int]:
+        r = self.tx.rows("SELECT live_count, live_chars FROM ck_history_state WHERE profile=?")
         return (int(r[0][0]), int(r[0][1])) if r else (0, 0)
 
-    def hist_set_state(self, count: int, chars: int) -> None:
-        self.bump("history")
-        self.run(
+    def set_state(self, count: int, chars: int) -> None:
+        self.tx.bump("history")
+        self.tx.run(
             "INSERT INTO ck_history_state (profile, live_count, live_chars) VALUES (?,?,?)"
             " ON CONFLICT (profile) DO UPDATE SET live_count = excluded.live_count,"
             " live_chars = excluded.live_chars",
             (count, chars),
         )
 
-    def hist_rows(self) -> list[tuple[int, int, str]]:
+    def live_rows(self) -> list[tuple[int, int, str]]:
         return [
             (int(p), int(c), v)
-            for p, c, v in self.rows(
+            for p, c, v in self.tx.rows(
                 "SELECT pos, chars, value FROM ck_history WHERE profile=? ORDER BY pos"
             )
         ]
 
-    def hist_next_pos(self) -> int:
-        r = self.rows("SELECT max(pos) FROM ck_history WHERE profile=?")
+    def next_pos(self) -> int:
+        r = self.tx.rows("SELECT max(pos) FROM ck_history WHERE profile=?")
         return 0 if not r or r[0][0] is None else int(r[0][0]) + 1
 
-    def hist_joined(self) -> tuple[int, str] | None:
+    def joined(self) -> tuple[int, str] | None:
         """(row count, every live row's text in order as one JSON array text): one row fetched."""
-        r = self.rows(self._b.joined_history_sql)
+        r = self.tx.rows(self._b.joined_history_sql)
         if not r or not r[0][0]:
             return None
         return int(r[0][0]), "[" + str(r[0][1]) + "]"
 
-    def hist_tail(self, n: int) -> list[tuple[int, int, str]]:
+    def tail(self, n: int) -> list[tuple[int, int, str]]:
         """The newest ``n`` live rows, newest first."""
         return [
             (int(p), int(c), v)
-            for p, c, v in self.rows(
+            for p, c, v in self.tx.rows(
                 "SELECT pos, chars, value FROM ck_history WHERE profile=? ORDER BY pos DESC LIMIT ?",
                 (n,),
             )
         ]
 
-    def hist_insert(
+    def insert(
         self,
         pos: int,
         chars: int,
@@ -112,107 +82,105 @@ class HistoryRows:
     ) -> None:
         """Write one live row; ``value``: the entry encoded as ``text``, when the caller has it
         (the search index reads its text from it instead of parsing ``text`` again)."""
-        self.bump("history")
-        self.put_blobs(blobs)
-        self.run(
+        self.tx.bump("history")
+        self.tx.blobs.put(blobs)
+        self.tx.run(
             "INSERT INTO ck_history (profile, pos, chars, value, unseen) VALUES (?,?,?,?,?)",
             (pos, chars, text, int(unseen)),
         )
-        self.add_refs(f"h:{pos}", blobs)
-        self.search_put("h", pos, text, blobs, value=value)
+        self.tx.blobs.add_refs(f"h:{pos}", blobs)
+        self.tx.search.put("h", pos, text, blobs, value=value)
 
-    def hist_unseen_rows(self) -> list[tuple[int, int, str]]:
+    def unseen_rows(self) -> list[tuple[int, int, str]]:
         """(pos, chars, text) of the live rows flagged as holding unseen images, in order."""
         return [
             (int(p), int(c), v)
-            for p, c, v in self.rows(
+            for p, c, v in self.tx.rows(
                 "SELECT pos, chars, value FROM ck_history WHERE profile=? AND unseen = 1"
                 " ORDER BY pos"
             )
         ]
 
-    def hist_update(
-        self, pos: int, chars: int, text: str, blobs: dict[str, Blob], unseen: bool
-    ) -> None:
+    def update(self, pos: int, chars: int, text: str, blobs: dict[str, Blob], unseen: bool) -> None:
         """Rewrite one live row in place (its position, hence its order, is kept)."""
-        self.bump("history")
-        self.put_blobs(blobs)
+        self.tx.bump("history")
+        self.tx.blobs.put(blobs)
         self._b.execute(
             "UPDATE ck_history SET chars=?, value=?, unseen=? WHERE profile=? AND pos=?",
             (chars, text, int(unseen), self.profile, pos),
         )
         owner = f"h:{pos}"
-        old = self.drop_refs([owner])
-        self.add_refs(owner, blobs)
-        self.gc(old - set(blobs))
-        self.search_put("h", pos, text, blobs, replace=True)
+        old = self.tx.blobs.drop_refs([owner])
+        self.tx.blobs.add_refs(owner, blobs)
+        self.tx.blobs.gc(old - set(blobs))
+        self.tx.search.put("h", pos, text, blobs, replace=True)
 
-    def hist_restamp(self, pos: int, chars: int, text: str) -> None:
+    def restamp(self, pos: int, chars: int, text: str) -> None:
         """Rewrite one live row's stored text that keeps the same blobs (the seen stamp)."""
-        self.bump("history")
+        self.tx.bump("history")
         self._b.execute(
             "UPDATE ck_history SET chars=?, value=?, unseen=0 WHERE profile=? AND pos=?",
             (chars, text, self.profile, pos),
         )
 
-    def hist_clear_unseen(self, positions: Sequence[int]) -> None:
-        for chunk in self.chunks(positions):
-            self.run(
-                f"UPDATE ck_history SET unseen = 0 WHERE profile=? AND pos IN ({self.marks(len(chunk))})",
+    def clear_unseen(self, positions: Sequence[int]) -> None:
+        for chunk in self.tx.chunks(positions):
+            self.tx.run(
+                f"UPDATE ck_history SET unseen = 0 WHERE profile=? AND pos IN ({self.tx.marks(len(chunk))})",
                 chunk,
             )
 
-    def hist_delete(self, positions: Sequence[int]) -> None:
-        self.bump("history")
-        for chunk in self.chunks(positions):
-            self.run(
-                f"DELETE FROM ck_history WHERE profile=? AND pos IN ({self.marks(len(chunk))})",
+    def delete(self, positions: Sequence[int]) -> None:
+        self.tx.bump("history")
+        for chunk in self.tx.chunks(positions):
+            self.tx.run(
+                f"DELETE FROM ck_history WHERE profile=? AND pos IN ({self.tx.marks(len(chunk))})",
                 chunk,
             )
-        self.gc(self.drop_refs([f"h:{p}" for p in positions]))
-        self.search_drop("h", "", positions)
+        self.tx.blobs.gc(self.tx.blobs.drop_refs([f"h:{p}" for p in positions]))
+        self.tx.search.drop("h", "", positions)
 
     def archive_oldest(self, n: int) -> tuple[int, int]:
         """Move the ``n`` oldest live rows to the archive; returns (rows moved, chars moved)."""
-        self.bump("history")
-        rows = self.rows(
+        self.tx.bump("history")
+        rows = self.tx.rows(
             "SELECT pos, chars, value FROM ck_history WHERE profile=? ORDER BY pos LIMIT ?", (n,)
         )
         if not rows:
             return 0, 0
-        r = self.rows("SELECT max(seq) FROM ck_archive WHERE profile=?")
+        r = self.tx.rows("SELECT max(seq) FROM ck_archive WHERE profile=?")
         seq = 0 if not r or r[0][0] is None else int(r[0][0]) + 1
-        stamp = self.now_ms()
-        self.search_archived([(int(p), seq + i) for i, (p, _c, _v) in enumerate(rows)])
+        stamp = self.tx.now_ms()
+        self.tx.search.archived([(int(p), seq + i) for i, (p, _c, _v) in enumerate(rows)])
         for pos, _chars, value in rows:
-            self.run(
+            self.tx.run(
                 "INSERT INTO ck_archive (profile, seq, archived_at, value) VALUES (?,?,?,?)",
                 (seq, stamp, value),
             )
-            self.move_refs(f"h:{pos}", f"a:{seq}")
+            self.tx.blobs.move_refs(f"h:{pos}", f"a:{seq}")
             seq += 1
         self.archive_counted(seq - len(rows), len(rows))
-        self.run("DELETE FROM ck_history WHERE profile=? AND pos <= ?", (int(rows[-1][0]),))
+        self.tx.run("DELETE FROM ck_history WHERE profile=? AND pos <= ?", (int(rows[-1][0]),))
         return len(rows), sum(int(c) for _p, c, _v in rows)
 
     def oldest_chars(self, limit: int) -> list[int]:
         return [
             int(r[0])
-            for r in self.rows(
+            for r in self.tx.rows(
                 "SELECT chars FROM ck_history WHERE profile=? ORDER BY pos LIMIT ?", (limit,)
             )
         ]
 
     def archive_rows(self) -> list[str]:
         return [
-            r[0] for r in self.rows("SELECT value FROM ck_archive WHERE profile=? ORDER BY seq")
+            r[0] for r in self.tx.rows("SELECT value FROM ck_archive WHERE profile=? ORDER BY seq")
         ]
 
     def archive_page(self, after: int, limit: int) -> list[tuple[int, str]]:
         """(seq, text) of up to ``limit`` archive rows after ``after``, in order."""
         return [
             (int(q), v)
-            for q, v in self.rows(
+            for q, v in self.tx.rows(
                 "SELECT seq, value FROM ck_archive WHERE profile=? AND seq > ? ORDER BY seq LIMIT ?",
                 (after, limit),
             )
@@ -222,7 +190,7 @@ class HistoryRows:
         """Texts of ``n`` archive rows, newest first, after the newest ``skip``."""
         return [
             r[0]
-            for r in self.rows(
+            for r in self.tx.rows(
                 "SELECT value FROM ck_archive WHERE profile=? ORDER BY seq DESC LIMIT ? OFFSET ?",
                 (n, skip),
             )
@@ -232,12 +200,12 @@ class HistoryRows:
         """Texts of the archive rows at positions before ``before`` holding ``needle``, newest
         first (the scan stops where the caller does, a page of candidates at a time)."""
         fn = self._b.substring_fn
-        at = self.rows(
+        at = self.tx.rows(
             "SELECT seq FROM ck_archive WHERE profile=? ORDER BY seq LIMIT 1 OFFSET ?", (before,)
         )
         below = int(at[0][0]) if at else 2**62  # the seq at that position, or past the end
         while True:
-            rows = self.rows(
+            rows = self.tx.rows(
                 f"SELECT seq, value FROM ck_archive WHERE profile=? AND {fn}(value, ?) > 0"
                 " AND seq < ? ORDER BY seq DESC LIMIT 16",
                 (needle, below),
@@ -249,20 +217,20 @@ class HistoryRows:
                 return
 
     def archive_next_seq(self) -> int:
-        r = self.rows("SELECT max(seq) FROM ck_archive WHERE profile=?")
+        r = self.tx.rows("SELECT max(seq) FROM ck_archive WHERE profile=?")
         return 0 if not r or r[0][0] is None else int(r[0][0]) + 1
 
     def archive_count(self) -> int:
         """The archive's length: the count kept in ``ck_history_state`` (migration 0013) while
         the archive still ends where that count was taken, else counted (exact either way;
         a write by code that does not keep the count, an older version, moves the end)."""
-        r = self.rows(
+        r = self.tx.rows(
             "SELECT s.archived, s.archived_next, (SELECT max(a.seq) FROM ck_archive a"
             " WHERE a.profile = s.profile) FROM ck_history_state s WHERE s.profile=?"
         )
         if r and r[0][0] is not None and r[0][1] == (-1 if r[0][2] is None else r[0][2]) + 1:
             return int(r[0][0])
-        return int(self.rows("SELECT count(*) FROM ck_archive WHERE profile=?")[0][0])
+        return int(self.tx.rows("SELECT count(*) FROM ck_archive WHERE profile=?")[0][0])
 
     def archive_counted(self, old_next: int, added: int) -> None:
         """Keep the archive's count: ``added`` rows went in from seq ``old_next`` on. The kept
@@ -275,13 +243,13 @@ class HistoryRows:
 
     def archive_recount(self) -> None:
         """Count the archive afresh (after an import or a repair wrote or removed rows)."""
-        self.run(ARCHIVE_COUNT_MIGRATION[-1] + " WHERE profile=?")
+        self.tx.run(ARCHIVE_COUNT_MIGRATION[-1] + " WHERE profile=?")
 
     def archive_insert(self, seq: int, text: str, blobs: dict[str, Blob], stamp: int) -> None:
-        self.put_blobs(blobs)
-        self.run(
+        self.tx.blobs.put(blobs)
+        self.tx.run(
             "INSERT INTO ck_archive (profile, seq, archived_at, value) VALUES (?,?,?,?)",
             (seq, stamp, text),
         )
-        self.add_refs(f"a:{seq}", blobs)
-        self.search_put("a", seq, text, blobs)
+        self.tx.blobs.add_refs(f"a:{seq}", blobs)
+        self.tx.search.put("a", seq, text, blobs)

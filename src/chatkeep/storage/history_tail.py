@@ -60,8 +60,8 @@ class HistoryTail:
             version = tx.versions()[1]
             count = self._all_readable(version)
             if count is not None:
-                rows = tx.hist_tail(n) if n else []
-                values = codec.decode_many([t for _p, _c, t in rows[::-1]], tx.fetch_urls)
+                rows = tx.history.tail(n) if n else []
+                values = codec.decode_many([t for _p, _c, t in rows[::-1]], tx.blobs.fetch_urls)
                 tail = [v for v in values if isinstance(v, dict)]
                 if len(tail) == len(values):  # the same rows read as a whole a moment ago
                     return TailWindow(version, count, count - len(tail), tail)

@@ -71,8 +71,10 @@ class EarlierVersions:
         cut removed, in order) for the live turns that replaced earlier versions."""
         with self._b.transaction(self._profile, write=False) as tx:
             groups: dict[int, list[dict[str, Any]]] = {}
-            for text in tx.archive_rows_holding('"replacedCut":', tx.archive_count()):
-                entry = codec.decode_many([text], tx.fetch_urls)[0]
+            for text in tx.history.archive_rows_holding(
+                '"replacedCut":', tx.history.archive_count()
+            ):
+                entry = codec.decode_many([text], tx.blobs.fetch_urls)[0]
                 if isinstance(entry, CorruptValue) or not isinstance(entry, dict):
                     continue
                 cut = entry.get("replacedCut")

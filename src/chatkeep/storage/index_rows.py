@@ -9,13 +9,14 @@ as before. Saving, updating, renaming, pinning or deleting one session writes th
 matching rows in SQL. Blob references of rows (only legacy rows embed images) belong to the key's
 owner ``k:savedSessions`` and are reset whenever the whole list is written.
 
-:class:`IndexRows` is mixed into :class:`~.sql.Tx`.
+:class:`IndexRows` is part of ``tx.sessions`` (:class:`~.session_rows.SessionRows`) of
+:class:`~.sql.Tx`.
 """
 
 from __future__ import annotations
 
 from json import loads
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..constants import SESSIONS_INDEX_KEY
 from ..errors import CorruptValue
@@ -57,28 +58,16 @@ _ALL = 2**62  # "no limit" in a LIMIT clause both dialects accept
 
 
 class IndexRows(BatchRows):
-    """Row-level operations on the sessions index (mixed into the transaction object)."""
-
-    profile: str
-    _b: Any
-    search_written: bool
-
-    if TYPE_CHECKING:
-
-        def rows(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]: ...
-        def run(self, sql: str, params: Any = ()) -> None: ...
-        def put_blobs(self, blobs: dict[str, Blob]) -> None: ...
-        def add_refs(self, owner: str, hashes: Any) -> None: ...
-        def fetch_urls(self, hashes: Any) -> dict[str, str]: ...
-        def bump(self, what: str) -> None: ...
-        def _kv_write(self, key: str, text: str, blobs: dict[str, Blob]) -> None: ...
+    """Row-level operations on the sessions index (part of ``tx.sessions``)."""
 
     # -- whole list ---------------------------------------------------------------------------
     def index_texts(self) -> list[tuple[int, str]]:
         """(ord, stored text) of every index row, in order."""
         return [
             (int(o), v)
-            for o, v in self.rows("SELECT ord, value FROM ck_sessions WHERE profile=? ORDER BY ord")
+            for o, v in self.tx.rows(
+                "SELECT ord, value FROM ck_sessions WHERE profile=? ORDER BY ord"
+            )
         ]
 
     def index_joined(self) -> str:
@@ -87,20 +76,20 @@ class IndexRows(BatchRows):
 
     def index_write_all(self, items: list[Any]) -> None:
         """Replace every row by ``items`` (already without digests) and mark the key."""
-        self.run("DELETE FROM ck_sessions WHERE profile=?")
+        self.tx.run("DELETE FROM ck_sessions WHERE profile=?")
         blobs: dict[str, Blob] = {}
         for k, item in enumerate(items):
             text, item_blobs = codec.encode(item)
             blobs.update(item_blobs)
             self._insert(k, item, text)
-        self._kv_write(SESSIONS_INDEX_KEY, ROWS_MARK, blobs)
+        self.tx.kv._write(SESSIONS_INDEX_KEY, ROWS_MARK, blobs)
 
     def index_drop_rows(self) -> None:
-        self.search_written = True
-        self.run("DELETE FROM ck_sessions WHERE profile=?")
+        self.tx.search_written = True
+        self.tx.run("DELETE FROM ck_sessions WHERE profile=?")
 
     def index_is_rows(self) -> bool:
-        r = self.rows("SELECT value FROM ck_kv WHERE profile=? AND key=?", (SESSIONS_INDEX_KEY,))
+        r = self.tx.rows("SELECT value FROM ck_kv WHERE profile=? AND key=?", (SESSIONS_INDEX_KEY,))
         return bool(r) and r[0][0] == ROWS_MARK
 
     def index_ensure_rows(self) -> None:
@@ -112,16 +101,16 @@ class IndexRows(BatchRows):
     def _repeated(self, sid: str | None, ord_: int) -> bool:
         """Whether another row already holds ``sid`` (that row set needs the migration)."""
         return sid is not None and bool(
-            self.rows(
+            self.tx.rows(
                 "SELECT 1 FROM ck_sessions WHERE profile=? AND id=? AND ord<>? LIMIT 1", (sid, ord_)
             )
         )
 
     def _insert(self, ord_: int, item: Any, text: str) -> None:
-        self.search_written = True
+        self.tx.search_written = True
         sid, when, pinned, name_lc, legacy = row_columns(item)
         legacy = legacy or int(self._repeated(sid, ord_))
-        self.run(
+        self.tx.run(
             "INSERT INTO ck_sessions (profile, ord, id, created_at, pinned, name_lc, legacy, value)"
             " VALUES (?,?,?,?,?,?,?,?)",
             (ord_, sid, when, pinned, name_lc, legacy, text),
@@ -135,10 +124,12 @@ class IndexRows(BatchRows):
         """(ord, item) of the first row with ``session_id``, or None."""
         # sorted here: ORDER BY ord would make the planner walk the primary key, not the id index
         for o, text in sorted(
-            self.rows("SELECT ord, value FROM ck_sessions WHERE profile=? AND id=?", (session_id,))
+            self.tx.rows(
+                "SELECT ord, value FROM ck_sessions WHERE profile=? AND id=?", (session_id,)
+            )
         ):
             try:
-                item = codec.decode(text, self.fetch_urls)
+                item = codec.decode(text, self.tx.blobs.fetch_urls)
             except CorruptValue:
                 continue
             if isinstance(item, dict):
@@ -147,11 +138,11 @@ class IndexRows(BatchRows):
 
     def index_replace(self, ord_: int, item: dict[str, Any]) -> None:
         """Rewrite the row at ``ord_`` (its place in the list is kept)."""
-        self.search_written = True
-        self.bump("kv")
+        self.tx.search_written = True
+        self.tx.bump("kv")
         text, blobs = codec.encode(item)
-        self.put_blobs(blobs)
-        self.add_refs(OWNER, blobs)
+        self.tx.blobs.put(blobs)
+        self.tx.blobs.add_refs(OWNER, blobs)
         sid, when, pinned, name_lc, legacy = row_columns(item)
         legacy = legacy or int(self._repeated(sid, ord_))
         self._b.execute(
@@ -161,19 +152,19 @@ class IndexRows(BatchRows):
         )
 
     def index_delete_ids(self, ids: list[str]) -> None:
-        self.search_written = True
-        self.bump("kv")
+        self.tx.search_written = True
+        self.tx.bump("kv")
         for sid in ids:
-            self.run("DELETE FROM ck_sessions WHERE profile=? AND id=?", (sid,))
+            self.tx.run("DELETE FROM ck_sessions WHERE profile=? AND id=?", (sid,))
 
     def index_count(self) -> int:
-        return int(self.rows("SELECT count(*) FROM ck_sessions WHERE profile=?")[0][0])
+        return int(self.tx.rows("SELECT count(*) FROM ck_sessions WHERE profile=?")[0][0])
 
     def index_oldest_unpinned(self, keep: str, n: int) -> list[str]:
         """Ids of the ``n`` oldest unpinned rows other than ``keep`` (ties: list order)."""
         return [
             r[0]
-            for r in self.rows(
+            for r in self.tx.rows(
                 "SELECT id FROM ck_sessions WHERE profile=? AND pinned=0 AND id IS NOT NULL"
                 " AND id<>? ORDER BY created_at, ord LIMIT ?",
                 (keep, n),
@@ -183,16 +174,19 @@ class IndexRows(BatchRows):
     def index_has_id(self, session_id: str) -> bool:
         """Whether a row holds ``session_id`` (one indexed probe, nothing decoded)."""
         return bool(
-            self.rows("SELECT 1 FROM ck_sessions WHERE profile=? AND id=? LIMIT 1", (session_id,))
+            self.tx.rows(
+                "SELECT 1 FROM ck_sessions WHERE profile=? AND id=? LIMIT 1", (session_id,)
+            )
         )
 
     def index_has_legacy(self) -> bool:
-        return bool(self.rows("SELECT 1 FROM ck_sessions WHERE profile=? AND legacy=1 LIMIT 1"))
+        return bool(self.tx.rows("SELECT 1 FROM ck_sessions WHERE profile=? AND legacy=1 LIMIT 1"))
 
     def index_ids(self) -> list[str]:
         """Every usable session id (no row decoded)."""
         return [
-            r[0] for r in self.rows("SELECT id FROM ck_sessions WHERE profile=? AND id IS NOT NULL")
+            r[0]
+            for r in self.tx.rows("SELECT id FROM ck_sessions WHERE profile=? AND id IS NOT NULL")
         ]
 
     def index_page(
@@ -218,7 +212,7 @@ class IndexRows(BatchRows):
         base = "SELECT ord, value FROM ck_sessions WHERE profile=? AND id IS NOT NULL"
         fn = self._b.substring_fn
         if not needle:
-            return [(int(o), v) for o, v in self.rows(base + _ORDER.format(p="") + page)]
+            return [(int(o), v) for o, v in self.tx.rows(base + _ORDER.format(p="") + page)]
         if "\x00" in needle:  # names and digests are searched without their NULs
             return []
         if limit is not None and self._b.drawer.digest_keyed:

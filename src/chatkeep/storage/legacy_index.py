@@ -64,7 +64,7 @@ def needs_migration(raw: Any) -> bool:
 
 def migrate_index(tx: Tx) -> list[dict[str, Any]]:
     """Migrate the stored index inside ``tx`` (see the module docstring)."""
-    legacy = tx.index_light()
+    legacy = tx.sessions.index_light()
     if not needs_migration(legacy):
         return []
     renamed: list[dict[str, Any]] = []
@@ -89,18 +89,18 @@ def migrate_index(tx: Tx) -> list[dict[str, Any]]:
             hist = row.pop("history")
             if not isinstance(hist, list):
                 hist = []
-            tx.kv_put(body_key(sid), hist)
+            tx.kv.put(body_key(sid), hist)
             row["textDigest"] = text_digest(hist)
         elif sid != old and usable_id(old):
             # a repeated id: the copy gets its own body, so deleting one keeps the other
-            body = tx.kv_get([body_key(old)]).get(body_key(old))
+            body = tx.kv.get([body_key(old)]).get(body_key(old))
             if isinstance(body, list):
-                tx.kv_put(body_key(sid), body)
+                tx.kv.put(body_key(sid), body)
                 row["textDigest"] = text_digest(body)
         row.setdefault("name", "")
         row.setdefault("createdAt", 0)
         row["pinned"] = bool(row.get("pinned", False))
         row.setdefault("textDigest", "")
         light.append(row)
-    tx.kv_put(SESSIONS_INDEX_KEY, light)
+    tx.kv.put(SESSIONS_INDEX_KEY, light)
     return renamed

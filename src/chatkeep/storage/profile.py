@@ -103,7 +103,7 @@ class Profile:
                 return loads(cached[1])
         with self._backend.transaction(self.profile, write=False) as tx:
             version = tx.versions()[0]
-            stored = tx.kv_get(list(GET_ALL_KEYS))
+            stored = tx.kv.get(list(GET_ALL_KEYS))
             out = copy.deepcopy(DEFAULTS)
             for key, value in stored.items():
                 out[key] = _merge_default(key, value) if key in DEFAULTS else value
@@ -287,7 +287,7 @@ class Profile:
         corrupt: list[str] = []
         with self._backend.transaction(self.profile, write=False) as tx:
             # parse the stored texts only: blobs (images, long texts) are not loaded for this
-            for key, text in tx.kv_raw(tx.kv_keys()).items():
+            for key, text in tx.kv.raw(tx.kv.keys()).items():
                 try:
                     value = loads(text)
                 except ValueError:
@@ -297,9 +297,9 @@ class Profile:
                     key == SESSIONS_INDEX_KEY and not isinstance(value, list)
                 ):
                     corrupt.append(key)
-            stored_rows = tx.hist_state()[0]
+            stored_rows = tx.history.state()[0]
             sizes = tx.sizes()
-            archived = tx.archive_count()
+            archived = tx.history.archive_count()
             # blobs the rows point at whose own row is gone (they read as placeholders)
             missing = tx.rows(
                 "SELECT COUNT(DISTINCT r.hash) FROM ck_blob_refs r WHERE r.profile=?"

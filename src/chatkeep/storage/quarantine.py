@@ -47,7 +47,7 @@ def _is_record(value: Any) -> bool:
 def _value(text: str, tx: Tx, owner: str) -> tuple[Any, str | None]:
     """(value, None) when the quarantined text reads now, else (None, why)."""
     try:
-        value = codec.decode(text, tx.fetch_urls)
+        value = codec.decode(text, tx.blobs.fetch_urls)
     except CorruptValue as exc:
         return None, f"still unreadable: {exc.message}"
     why = problem(value, MAX_DEPTH if owner.startswith("k:") else ENTRY_MAX_DEPTH)
@@ -64,10 +64,10 @@ def _put_back(tx: Tx, owner: str, value: Any) -> str | None:
     """Write ``value`` where ``owner`` was; None when done, else why not."""
     kind, _, where = owner.partition(":")
     if kind == "k":
-        current = tx.kv_raw([where]).get(where)
+        current = tx.kv.raw([where]).get(where)
         if current is not None and current.strip() != "[]":
             return f"{where} holds other data now: left in quarantine"
-        tx.kv_put(where, value)
+        tx.kv.put(where, value)
         return None
     if kind not in ("h", "a") or not where.lstrip("-").isdigit():
         return f"unknown origin {owner!r}"
@@ -75,13 +75,13 @@ def _put_back(tx: Tx, owner: str, value: Any) -> str | None:
     if kind == "h":
         pos = int(where)
         if tx.rows("SELECT 1 FROM ck_history WHERE profile=? AND pos=?", (pos,)):
-            pos = tx.hist_next_pos()
-        tx.hist_insert(pos, text_length(value), text, blobs, value=value)
+            pos = tx.history.next_pos()
+        tx.history.insert(pos, text_length(value), text, blobs, value=value)
         return None
     seq = int(where)
     if tx.rows("SELECT 1 FROM ck_archive WHERE profile=? AND seq=?", (seq,)):
-        seq = tx.archive_next_seq()
-    tx.archive_insert(seq, text, blobs, now_ms())
+        seq = tx.history.archive_next_seq()
+    tx.history.archive_insert(seq, text, blobs, now_ms())
     return None
 
 
@@ -91,7 +91,7 @@ def restore(tx: Tx) -> tuple[list[str], list[dict[str, Any]]]:
     restored: list[str] = []
     kept: list[dict[str, Any]] = []
     unreadable: list[str] = []
-    records = tx.kv_get(tx.kv_keys(QUARANTINE_PREFIX), unreadable)
+    records = tx.kv.get(tx.kv.keys(QUARANTINE_PREFIX), unreadable)
     for key in unreadable:
         kept.append({"key": key, "from": None, "detail": "the record itself does not read"})
     for key, record in sorted(records.items()):
@@ -103,7 +103,7 @@ def restore(tx: Tx) -> tuple[list[str], list[dict[str, Any]]]:
         if why is None:
             why = _put_back(tx, owner, value)
         if why is None:
-            tx.kv_delete([key])
+            tx.kv.delete([key])
             restored.append(key)
         else:
             kept.append({"key": key, "from": owner, "detail": why})

@@ -397,11 +397,11 @@ def digests_again(backend: Any) -> None:
     read it, a digest table dropped and re-created empty), made from its body."""
     for (profile,) in backend.query("SELECT DISTINCT profile FROM ck_sessions"):
         with backend.transaction(profile, write=True) as tx:
-            have = set(tx.digest_ids())
+            have = set(tx.sessions.digest_ids())
             ids = [r[0] for r in tx.rows("SELECT id FROM ck_sessions WHERE profile=?")]
             for sid in ids:
                 if isinstance(sid, str) and sid not in have:
-                    body = tx.kv_get([body_key(sid)]).get(body_key(sid))
-                    tx.items_digested([sid])  # the digest is made from the whole body
-                    tx.digest_add(sid, text_digest(body))
+                    body = tx.kv.get([body_key(sid)]).get(body_key(sid))
+                    tx.sessions.items_digested([sid])  # the digest is made from the whole body
+                    tx.sessions.digest_add(sid, text_digest(body))
                     have.add(sid)

@@ -113,7 +113,7 @@ def search(
         if semantic is not None:
             sem = semantic.ranked(tx, query, places, max(WINDOW, 2 * want))
             ranked = sem if mode == "semantic" else _fuse(ranked, sem)
-        active = tx.kv_get([ACTIVE_SESSION_KEY]).get(ACTIVE_SESSION_KEY) or ""
+        active = tx.kv.get([ACTIVE_SESSION_KEY]).get(ACTIVE_SESSION_KEY) or ""
         page = _once(_best_per_entry(ranked), active)[offset:want]
         return _hits(tx, page, found)
 

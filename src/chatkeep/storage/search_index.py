@@ -9,7 +9,7 @@ re-indexes only the entries that changed), ``body`` the chunk (:mod:`.search_tex
 index over ``body`` answers substring queries: FTS5 with the trigram tokenizer on SQLite
 (:mod:`.search_schema`), ``pg_trgm`` on PostgreSQL.
 
-:class:`SearchRows` is mixed into :class:`~.sql.Tx`; the row operations of the live history,
+:class:`SearchRows` is ``tx.search`` of :class:`~.sql.Tx`; the row operations of the live history,
 the archive and the key/value area call it, so every write path keeps the index exact: an
 append, the live window's move to the archive (rows change place, no text is read again), a
 session's save, update, load, import, eviction and restore, a repair, a delete (every row of
@@ -19,7 +19,7 @@ the session goes) and a profile wipe.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..constants import SESSION_BODY_PREFIX
 from ..errors import CorruptValue
@@ -27,6 +27,7 @@ from . import codec
 from .body_rows import BODY_MARK
 from .codec import MARK, Blob
 from .search_text import chunks, entry_fields, stored_text, text_hash
+from .tx_part import TxPart
 
 EVICTED_KEY_PREFIX = "evicted_"  # as :data:`.evicted.EVICTED_PREFIX` (that module imports Tx)
 #: Places a row can be in, by the name a search hit gives them.
@@ -43,7 +44,7 @@ _ROWS_PER_STATEMENT = 111
 Item = tuple[int, str, int | None, str, str]  # (pos, role, createdAt, th, text)
 
 
-#: ``value`` of :meth:`SearchRows.search_key_written` when the caller has only the text.
+#: ``value`` of :meth:`SearchRows.key_written` when the caller has only the text.
 NOT_GIVEN: Any = object()
 
 
@@ -55,7 +56,7 @@ def _as_is(s: str) -> str:
 def entry_item(value: Any, pos: int, text: str) -> Item | None:
     """What one entry (the value itself) gives the index, from its text as
     :func:`~chatkeep.entries.entry_text` reads it (``None``: no text to index): what
-    :meth:`SearchRows.search_items` gives for it, the text not read from the entry again."""
+    :meth:`SearchRows.items` gives for it, the text not read from the entry again."""
     text = text.replace("\x00", "")
     if not text:
         return None
@@ -63,22 +64,8 @@ def entry_item(value: Any, pos: int, text: str) -> Item | None:
     return pos, role, created, text_hash(role, text), text
 
 
-class SearchRows:
-    """Upkeep of one profile's search rows (mixed into the transaction object)."""
-
-    profile: str
-    _b: Any
-    #: search rows this transaction wrote (SQLite puts them into FTS5 at its end)
-    search_added: int
-
-    if TYPE_CHECKING:
-
-        def rows(self, sql: str, params: Any = ()) -> list[tuple[Any, ...]]: ...
-        def run(self, sql: str, params: Any = ()) -> None: ...
-        def marks(self, n: int) -> str: ...
-        def items_joined(self, sid: str) -> str: ...
-        @staticmethod
-        def chunks(values: Any) -> Any: ...
+class SearchRows(TxPart):
+    """Upkeep of one profile's search rows (``tx.search``)."""
 
     # -- reading stored entries -----------------------------------------------------------------
     def _resolver(self, blobs: dict[str, Blob] | None) -> Any:
@@ -100,7 +87,7 @@ class SearchRows:
 
         return resolve
 
-    def search_items(
+    def items(
         self, value: Any, pos: int, blobs: dict[str, Blob] | None, resolve: Any = None
     ) -> Item | None:
         """What one stored entry gives the index (``None``: no text to index); ``resolve``:
@@ -126,15 +113,15 @@ class SearchRows:
             chunk = rows[k : k + _ROWS_PER_STATEMENT]
             self._b.execute(_INSERT + ",".join([_ROW] * len(chunk)), [v for r in chunk for v in r])
         if rows:
-            self.search_added += len(rows)
-            self.search_written_rows()
+            self.tx.search_added += len(rows)
+            self.written_rows()
 
-    def search_written_rows(self) -> None:
+    def written_rows(self) -> None:
         """Hook: search rows were written (the semantic side queues their chunks)."""
         return None
 
     # -- the live history and the archive ------------------------------------------------------
-    def search_put(
+    def put(
         self,
         place: str,
         pos: int,
@@ -149,19 +136,19 @@ class SearchRows:
         if not self._b.search_rows:
             return
         if replace:
-            self.search_drop(place, "", [pos])
+            self.drop(place, "", [pos])
         if value is not None:  # the value itself: its strings are what they say
-            item = self.search_items(value, pos, None, _as_is)
+            item = self.items(value, pos, None, _as_is)
         else:
             try:
                 stored = codec.loads_stored(text)
             except CorruptValue:
                 return
-            item = self.search_items(stored, pos, blobs)
+            item = self.items(stored, pos, blobs)
         if item is not None:
             self._insert_items(place, "", [item])
 
-    def search_drop(self, place: str, owner: str, positions: Sequence[int] | None) -> None:
+    def drop(self, place: str, owner: str, positions: Sequence[int] | None) -> None:
         """Remove the rows of ``positions`` (``None``: all) of one place and owner."""
         if not self._b.search_rows:
             return
@@ -171,14 +158,14 @@ class SearchRows:
                 (self.profile, place, owner),
             )
             return
-        for chunk in self.chunks(list(positions)):
+        for chunk in self.tx.chunks(list(positions)):
             self._b.execute(
                 "DELETE FROM ck_search WHERE profile=? AND place=? AND owner=?"
-                f" AND pos IN ({self.marks(len(chunk))})",
+                f" AND pos IN ({self.tx.marks(len(chunk))})",
                 (self.profile, place, owner, *chunk),
             )
 
-    def search_archived(self, moved: Sequence[tuple[int, int]]) -> None:
+    def archived(self, moved: Sequence[tuple[int, int]]) -> None:
         """Live rows moved to the archive, as (pos, seq) pairs in order: their search rows
         change place; the text is not read again."""
         if not self._b.search_rows or not moved:
@@ -199,7 +186,7 @@ class SearchRows:
             )
 
     # -- saved and evicted sessions ------------------------------------------------------------
-    def search_key_written(
+    def key_written(
         self, key: str, text: str, blobs: dict[str, Blob], value: Any = NOT_GIVEN
     ) -> None:
         """A key was written: a session body is indexed again (only its changed entries), an
@@ -211,15 +198,15 @@ class SearchRows:
             self._set_place(key[len(EVICTED_KEY_PREFIX) :], "s", "e")
         elif key.startswith(SESSION_BODY_PREFIX):
             if value is not NOT_GIVEN:  # the value itself: its strings are what they say
-                self.search_session(key[len(SESSION_BODY_PREFIX) :], value, blobs, _as_is)
+                self.session(key[len(SESSION_BODY_PREFIX) :], value, blobs, _as_is)
                 return
             try:
                 body = codec.loads_stored(text)
             except CorruptValue:
                 body = None
-            self.search_session(key[len(SESSION_BODY_PREFIX) :], body, blobs)
+            self.session(key[len(SESSION_BODY_PREFIX) :], body, blobs)
 
-    def search_keys_deleted(self, keys: Iterable[str]) -> None:
+    def keys_deleted(self, keys: Iterable[str]) -> None:
         """Keys were deleted: a body's rows go with it; an evicted key brings its session's
         rows back to the drawer's place (restore)."""
         if not self._b.search_rows:
@@ -247,7 +234,7 @@ class SearchRows:
         )
         return "e" if found else "s"
 
-    def search_session(
+    def session(
         self, owner: str, body: Any, blobs: dict[str, Blob] | None, resolve: Any = None
     ) -> None:
         """Bring one session's rows in step with its stored ``body`` (parsed as stored, or
@@ -262,20 +249,20 @@ class SearchRows:
         ):
             have[int(pos)] = th
         resolve = resolve or self._resolver(blobs)
-        items = [self.search_items(v, i, blobs, resolve) for i, v in enumerate(entries)]
+        items = [self.items(v, i, blobs, resolve) for i, v in enumerate(entries)]
         wanted = {it[0]: it for it in items if it is not None}
         stale = [p for p, th in have.items() if p not in wanted or wanted[p][3] != th]
-        for chunk in self.chunks(stale):
+        for chunk in self.tx.chunks(stale):
             self._b.execute(
                 "DELETE FROM ck_search WHERE profile=? AND place IN ('s','e') AND owner=?"
-                f" AND pos IN ({self.marks(len(chunk))})",
+                f" AND pos IN ({self.tx.marks(len(chunk))})",
                 (self.profile, owner, *chunk),
             )
         fresh = [it for p, it in wanted.items() if p not in have or have[p] != it[3]]
         if fresh:
             self._insert_items(self._session_place(owner), owner, fresh)
 
-    def search_sessions_new(self, bodies: Iterable[tuple[str, list[Any], list[str]]]) -> None:
+    def sessions_new(self, bodies: Iterable[tuple[str, list[Any], list[str]]]) -> None:
         """Index the bodies (the values themselves) of sessions in the drawer that have no
         rows yet, as ``(owner, entries, their texts)`` (each entry's
         :func:`~chatkeep.entries.entry_text`, read once by the caller): their rows in
@@ -292,17 +279,17 @@ class SearchRows:
             ],
         )
 
-    def search_body_extended(self, owner: str, start: int, added: Sequence[Any]) -> None:
+    def body_extended(self, owner: str, start: int, added: Sequence[Any]) -> None:
         """Entries appended to a session body from index ``start`` on (the values given, not
         their stored texts parsed again)."""
         if not self._b.search_rows:
             return
-        items = [self.search_items(v, start + i, None, _as_is) for i, v in enumerate(added)]
+        items = [self.items(v, start + i, None, _as_is) for i, v in enumerate(added)]
         fresh = [it for it in items if it is not None]
         if fresh:
             self._insert_items(self._session_place(owner), owner, fresh)
 
-    def search_entry_removed(self, owner: str, pos: int) -> None:
+    def entry_removed(self, owner: str, pos: int) -> None:
         """The entry at ``pos`` of session ``owner``'s body was removed (the newest one)."""
         if self._b.search_rows:
             self._b.execute(
@@ -311,31 +298,31 @@ class SearchRows:
                 (self.profile, owner, pos),
             )
 
-    def search_wipe(self) -> None:
+    def wipe(self) -> None:
         """Every row of the profile (its data is being replaced or removed)."""
         if self._b.search_rows:
             self._b.execute("DELETE FROM ck_search WHERE profile=?", (self.profile,))
 
-    def search_reindex(self) -> int:
+    def reindex(self) -> int:
         """Index the whole profile again from its stored rows (a migration, a repair);
         returns the rows written."""
         if not self._b.search_rows:
             return 0
-        self.search_wipe()
-        for pos, _chars, text in self.rows(
+        self.wipe()
+        for pos, _chars, text in self.tx.rows(
             "SELECT pos, chars, value FROM ck_history WHERE profile=? ORDER BY pos"
         ):
-            self.search_put("h", int(pos), text, {})
-        for seq, text in self.rows(
+            self.put("h", int(pos), text, {})
+        for seq, text in self.tx.rows(
             "SELECT seq, value FROM ck_archive WHERE profile=? ORDER BY seq"
         ):
-            self.search_put("a", int(seq), text, {})
-        for key, text in self.rows(
+            self.put("a", int(seq), text, {})
+        for key, text in self.tx.rows(
             "SELECT key, value FROM ck_kv WHERE profile=? AND key LIKE ? ORDER BY key",
             (SESSION_BODY_PREFIX + "%",),
         ):
             if text == BODY_MARK:  # a body kept as rows (:mod:`.body_rows`)
-                text = self.items_joined(key[len(SESSION_BODY_PREFIX) :])
-            self.search_key_written(key, text, {})
-        found = self.rows("SELECT count(*) FROM ck_search WHERE profile=?")
+                text = self.tx.sessions.items_joined(key[len(SESSION_BODY_PREFIX) :])
+            self.key_written(key, text, {})
+        found = self.tx.rows("SELECT count(*) FROM ck_search WHERE profile=?")
         return int(found[0][0])

@@ -102,7 +102,9 @@ def positions(tx: Tx, place: str, stored: list[int]) -> dict[int, int]:
     out: dict[int, int] = {}
     if place == "a":
         lo, hi = tx.rows(f"SELECT min({col}), max({col}) FROM {table} WHERE profile=?")[0]
-        if lo is not None and int(hi) - int(lo) + 1 == tx.archive_count():  # no gap: arithmetic
+        if (
+            lo is not None and int(hi) - int(lo) + 1 == tx.history.archive_count()
+        ):  # no gap: arithmetic
             return {p: p - int(lo) for p in stored}
     for p in stored:
         out[p] = int(

@@ -104,7 +104,7 @@ PG_TRGM = Migration("0015_pg_search_trgm", dialects=("postgresql",), run=_pg_trg
 
 
 def _backfill(backend: Any) -> bool:
-    """Index every profile already stored (each one's rows written by :meth:`search_reindex`)."""
+    """Index every profile already stored (each one's rows written by :meth:`~.search_index.SearchRows.reindex`)."""
     backend.search_rows = True
     reindex_all(backend)
     return True
@@ -121,7 +121,7 @@ def reindex_all(backend: Any) -> None:
         for r in backend.query(f"SELECT DISTINCT profile FROM {table}")
     }
     for profile in sorted(profiles):
-        Tx(backend, profile).search_reindex()
+        Tx(backend, profile).search.reindex()
 
 
 BACKFILL = Migration("0016_search_backfill", run=_backfill)

@@ -90,7 +90,7 @@ class BodyBatch:
         taken = _taken(tx, [h[0] for h in held])
         for sid, entries, rows, own, _t in held:
             if sid in taken:  # replaces what is there, as a one-by-one write does
-                tx.body_replace(SESSION_BODY_PREFIX + sid, rows, own, value=entries)
+                tx.sessions.body_replace(SESSION_BODY_PREFIX + sid, rows, own, value=entries)
         fresh = [h for h in held if h[0] not in taken]
         if not fresh:
             return
@@ -98,7 +98,7 @@ class BodyBatch:
         blobs: dict[str, Blob] = {}
         for _s, _e, _r, theirs, _t in fresh:
             blobs.update(theirs)
-        tx.put_blobs(blobs)
+        tx.blobs.put(blobs)
         placed = [
             (sid, pos, d, t) for sid, _e, rows, _b, _t in fresh for pos, (t, d) in enumerate(rows)
         ]
@@ -110,7 +110,7 @@ class BodyBatch:
                 + ",".join(["(?,?,?)"] * len(keys)),
                 [v for key in keys for v in (tx.profile, key, BODY_MARK)],
             )
-        tx.search_sessions_new([(sid, entries, texts) for sid, entries, _r, _b, texts in fresh])
+        tx.search.sessions_new([(sid, entries, texts) for sid, entries, _r, _b, texts in fresh])
         for sid, _e, _r, theirs, _t in fresh:
             if theirs:
-                tx.add_refs("k:" + SESSION_BODY_PREFIX + sid, theirs)
+                tx.blobs.add_refs("k:" + SESSION_BODY_PREFIX + sid, theirs)

@@ -29,7 +29,7 @@ def _resolved(tx: Tx, text: str) -> str:
     """A stored text holding blob references (or escaped NULs) as the entry's JSON text; one
     that does not parse is given as it is."""
     try:
-        return codec.dumps(tx.decode(text))
+        return codec.dumps(tx.blobs.decode(text))
     except CorruptValue:
         return text
 
@@ -51,10 +51,13 @@ class SessionTexts:
         caller's parser says so; :meth:`get` reads such a body as empty)."""
         check_id(session_id)
         with self._b.transaction(self._profile, write=False) as tx:
-            if not tx.index_has_legacy():
-                if tx.index_find(session_id) is None and _evicted.find(tx, session_id) is None:
+            if not tx.sessions.index_has_legacy():
+                if (
+                    tx.sessions.index_find(session_id) is None
+                    and _evicted.find(tx, session_id) is None
+                ):
                     return None
-                texts = tx.items_texts(session_id)
+                texts = tx.sessions.items_texts(session_id)
                 if texts is not None:
                     if not codec.any_needs_resolve(texts):  # most bodies: nothing to decode
                         return texts

@@ -79,14 +79,14 @@ class Sessions(Switching, SessionTexts):
     # -- index and migration ----------------------------------------------------------------
     def _read_index(self, tx: Tx) -> RowList:
         """The index rows without their digests (all that listing and writes need)."""
-        return clean_index(tx.index_light())
+        return clean_index(tx.sessions.index_light())
 
     def _ensure_migrated(self) -> None:
         with self._b.transaction(self._profile, write=False) as tx:
             # one indexed probe: rows needing the migration are marked legacy when written
-            if not tx.index_has_legacy():
+            if not tx.sessions.index_has_legacy():
                 return
-            raw = tx.index_light()
+            raw = tx.sessions.index_light()
         if needs_migration(raw):
             with self._b.transaction(self._profile) as tx:
                 self.migrate_in(tx)
@@ -95,7 +95,7 @@ class Sessions(Switching, SessionTexts):
         """The light index with digests, migrating legacy embedded snapshots in place first."""
         self._ensure_migrated()
         with self._b.transaction(self._profile, write=False) as tx:
-            return clean_index(tx.kv_get([SESSIONS_INDEX_KEY]).get(SESSIONS_INDEX_KEY))
+            return clean_index(tx.kv.get([SESSIONS_INDEX_KEY]).get(SESSIONS_INDEX_KEY))
 
     def migrate_in(self, tx: Tx) -> list[dict[str, Any]]:
         """Migrate the stored index inside ``tx`` (:mod:`.legacy_index`); returns the ids given
@@ -115,9 +115,11 @@ class Sessions(Switching, SessionTexts):
             self._fold_digests()
         for probe in (True, False):  # one read in the usual case: no legacy rows
             with self._b.transaction(self._profile, write=False) as tx:
-                if not (probe and tx.index_has_legacy()):
-                    found = tx.index_page(query, limit, offset, legacy=False if probe else None)
-                    decoded = codec.decode_many([t for _o, t in found], tx.fetch_urls)
+                if not (probe and tx.sessions.index_has_legacy()):
+                    found = tx.sessions.index_page(
+                        query, limit, offset, legacy=False if probe else None
+                    )
+                    decoded = codec.decode_many([t for _o, t in found], tx.blobs.fetch_urls)
                     break
             self._ensure_migrated()  # legacy rows: migrate them, then read
         rows = [light(r) for r in decoded if isinstance(r, dict) and valid(r)]
@@ -129,10 +131,10 @@ class Sessions(Switching, SessionTexts):
         """Before a search: the text appended since the last one goes into the digests (one
         indexed probe when there is none, :meth:`~.body_rows.BodyRows.digests_fold`)."""
         with self._b.transaction(self._profile, write=False) as tx:
-            if not tx.digests_pending():
+            if not tx.sessions.digests_pending():
                 return
         with self._b.transaction(self._profile) as tx:
-            tx.digests_fold()
+            tx.sessions.digests_fold()
 
     def resolve(self, prefix: str, *, evicted: bool | None = False) -> str:
         """The full id of the one session whose id starts with ``prefix`` (at least
@@ -145,7 +147,7 @@ class Sessions(Switching, SessionTexts):
         given = exact.lower()  # prefixes match case-insensitively; a full id exactly first
         self._ensure_migrated()
         with self._b.transaction(self._profile, write=False) as tx:
-            drawer = [] if evicted else tx.index_ids()
+            drawer = [] if evicted else tx.sessions.index_ids()
             # evicted ids are read for `evicted=False` too, to say where a missing id went
             missing = not {raw, exact, given} & set(drawer)
             gone = _evicted.evicted_ids(tx) if evicted is not False or missing else []
@@ -183,19 +185,19 @@ class Sessions(Switching, SessionTexts):
         check_id(session_id)
         self._ensure_migrated()
         with self._b.transaction(self._profile, write=False) as tx:
-            found = tx.index_find(session_id)
+            found = tx.sessions.index_find(session_id)
         return None if found is None else light(found[1])
 
     def get(self, session_id: str) -> Row | None:
         check_id(session_id)
         for probe in (True, False):  # one read transaction in the usual case: no legacy rows
             with self._b.transaction(self._profile, write=False) as tx:
-                if not (probe and tx.index_has_legacy()):
-                    found = tx.index_find(session_id)
+                if not (probe and tx.sessions.index_has_legacy()):
+                    found = tx.sessions.index_find(session_id)
                     gone = _evicted.find(tx, session_id) if found is None else None
                     if found is None and gone is None:
                         return None
-                    body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
+                    body = tx.kv.get([body_key(session_id)]).get(body_key(session_id))
                     row = light(found[1]) if found is not None else evicted_light(gone or {})
                     return {**row, "history": body if isinstance(body, list) else []}
             self._ensure_migrated()  # legacy rows: migrate them, then read
@@ -205,14 +207,14 @@ class Sessions(Switching, SessionTexts):
     def _evict(self, tx: Tx, keep: Iterable[str]) -> int:
         """Move the oldest unpinned rows over ``maxSessions`` to the evicted list (never pinned
         ones, never those in ``keep``); returns how many left the drawer."""
-        cap = tx.kv_get(["maxSessions"]).get("maxSessions")
+        cap = tx.kv.get(["maxSessions"]).get("maxSessions")
         if not isinstance(cap, int) or isinstance(cap, bool) or cap <= 0:
             return 0
-        excess = tx.index_count() - cap
+        excess = tx.sessions.index_count() - cap
         if excess <= 0:
             return 0
         kept = {k for k in keep if k}
-        oldest = tx.index_oldest_unpinned("", excess + len(kept))
+        oldest = tx.sessions.index_oldest_unpinned("", excess + len(kept))
         return _evicted.evict_in(tx, [i for i in dict.fromkeys(oldest) if i not in kept][:excess])
 
     def _save_in(
@@ -228,10 +230,10 @@ class Sessions(Switching, SessionTexts):
             "pinned": False,
         }
         digest = put_body(tx, body_key(sid), body)
-        tx.index_append(row)
-        tx.digest_add(sid, digest)  # a fresh uuid4 id: no old digest
+        tx.sessions.index_append(row)
+        tx.sessions.digest_add(sid, digest)  # a fresh uuid4 id: no old digest
         evicted = self._evict(tx, keep=[sid, *keep])
-        tx.kv_put(ACTIVE_SESSION_KEY, sid)
+        tx.kv.put(ACTIVE_SESSION_KEY, sid)
         mark_in(tx, sid, body_len(body) - live)
         return with_evicted(light(row), evicted)
 
@@ -272,10 +274,10 @@ class Sessions(Switching, SessionTexts):
         with self._b.transaction(self._profile) as tx:
             self._b.plan_each_statement()  # plans made for these ids, not while the tables were empty
             known: set[str] = set()  # ids of this batch; earlier ones are looked up
-            batch, bodies = SessionBatch(tx), BodyBatch(tx)  # index rows, digests; bodies
+            batch, bodies = SessionBatch(tx.sessions), BodyBatch(tx)  # index rows, digests; bodies
             for row, body in sessions:
                 sid = check_id_as(row.get("id"), hint="derive ids from the source's own ids")
-                if sid in known or tx.index_has_id(sid):
+                if sid in known or tx.sessions.index_has_id(sid):
                     continue
                 try:
                     validate_entries(body)
@@ -305,10 +307,10 @@ class Sessions(Switching, SessionTexts):
 
     def _update_in(self, tx: Tx, session_id: str, body: Body) -> Row | None:
         """Write one session's body and digest; its index row (name, pin, place) is kept."""
-        found = tx.index_find(session_id)
+        found = tx.sessions.index_find(session_id)
         if found is None:
             return None
-        tx.digest_put(session_id, put_body(tx, body_key(session_id), body))
+        tx.sessions.digest_put(session_id, put_body(tx, body_key(session_id), body))
         return light(found[1])
 
     def _write_into(self, tx: Tx, session_id: str, live: Body) -> Row | None:
@@ -316,8 +318,8 @@ class Sessions(Switching, SessionTexts):
         whole (:mod:`.writeback`); ``None`` when that session is not in the drawer."""
         if session_id != self._active_in(tx):  # not the loaded one: the live history as it is
             return self._update_in(tx, session_id, live)
-        if unchanged(tx, session_id) and tx.kv_form(body_key(session_id)) is not None:
-            found = tx.index_find(session_id)
+        if unchanged(tx, session_id) and tx.sessions.kv_form(body_key(session_id)) is not None:
+            found = tx.sessions.index_find(session_id)
             return None if found is None else light(found[1])  # it holds the live history
         body = self._whole(tx, session_id, live)
         row = self._update_in(tx, session_id, body)
@@ -346,12 +348,12 @@ class Sessions(Switching, SessionTexts):
         check_id(session_id)
         validate_entries(entries)
         with self._b.transaction(self._profile) as tx:
-            if tx.index_has_legacy():  # the index's migration, in this transaction
+            if tx.sessions.index_has_legacy():  # the index's migration, in this transaction
                 self.migrate_in(tx)
-            found = tx.index_find(session_id)
+            found = tx.sessions.index_find(session_id)
             if found is None:
                 return None
-            if entries and not tx.body_append(session_id, list(entries)):
+            if entries and not tx.sessions.body_append(session_id, list(entries)):
                 return None
             return light(found[1])
 
@@ -361,7 +363,7 @@ class Sessions(Switching, SessionTexts):
         check_id(session_id)
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
-            done, entry = tx.body_pop(session_id)
+            done, entry = tx.sessions.body_pop(session_id)
             if done and not isinstance(entry, dict):  # rolled back: nothing is lost
                 raise CorruptValue(
                     f"the newest entry of session {session_id!r} does not read",
@@ -375,7 +377,7 @@ class Sessions(Switching, SessionTexts):
         check_id(session_id)
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
-            body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
+            body = tx.kv.get([body_key(session_id)]).get(body_key(session_id))
             if not isinstance(body, list):
                 return None
             new = fn(body)
@@ -388,11 +390,11 @@ class Sessions(Switching, SessionTexts):
         check_id(session_id)
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
-            found = tx.index_find(session_id)
+            found = tx.sessions.index_find(session_id)
             if found is None:
                 return False
             item = {k: v for k, v in found[1].items() if k != "textDigest"}
-            tx.index_replace(found[0], {**item, **changes})
+            tx.sessions.index_replace(found[0], {**item, **changes})
             return True
 
     def rename(self, session_id: str, name: str) -> bool:
@@ -406,16 +408,16 @@ class Sessions(Switching, SessionTexts):
         check_id(session_id)
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
-            if tx.index_find(session_id) is not None:
-                tx.index_delete_ids([session_id])
-                tx.digest_delete([session_id])
+            if tx.sessions.index_find(session_id) is not None:
+                tx.sessions.index_delete_ids([session_id])
+                tx.sessions.digest_delete([session_id])
             elif _evicted.find(tx, session_id) is not None:
-                tx.kv_delete([_evicted.evicted_key(session_id)])
+                tx.kv.delete([_evicted.evicted_key(session_id)])
             else:
                 return False
-            tx.kv_delete([body_key(session_id)])
+            tx.kv.delete([body_key(session_id)])
             if self._active_in(tx) == session_id:
-                tx.kv_put(ACTIVE_SESSION_KEY, "")
+                tx.kv.put(ACTIVE_SESSION_KEY, "")
             return True
 
     def clear_all(self) -> int:
@@ -425,9 +427,9 @@ class Sessions(Switching, SessionTexts):
         with self._b.transaction(self._profile) as tx:
             index = self._read_index(tx)
             gone = {body_key(i) for i in _evicted.evicted_ids(tx)}
-            bodies = [k for k in tx.kv_keys(SESSION_BODY_PREFIX) if k not in gone]
-            tx.kv_delete([*bodies, SESSIONS_INDEX_KEY])
-            tx.kv_put(ACTIVE_SESSION_KEY, "")
+            bodies = [k for k in tx.kv.keys(SESSION_BODY_PREFIX) if k not in gone]
+            tx.kv.delete([*bodies, SESSIONS_INDEX_KEY])
+            tx.kv.put(ACTIVE_SESSION_KEY, "")
             return len(index)
 
     def active_id(self) -> str:
@@ -435,5 +437,5 @@ class Sessions(Switching, SessionTexts):
             return self._active_in(tx)
 
     def _active_in(self, tx: Tx) -> str:
-        v = tx.kv_get([ACTIVE_SESSION_KEY]).get(ACTIVE_SESSION_KEY)
+        v = tx.kv.get([ACTIVE_SESSION_KEY]).get(ACTIVE_SESSION_KEY)
         return v if isinstance(v, str) else ""

@@ -35,16 +35,12 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
-from ..constants import SESSION_BODY_PREFIX, SESSIONS_INDEX_KEY
-from ..errors import CorruptValue
-from ..limits import check_value
-from . import body_rows, codec, history_rows, index_rows
+from . import body_rows, history_rows, index_rows
 from .blob_rows import BlobRows
-from .body_rows import BODY_MARK, BodyRows, encode_rows, is_body_key, rows_of_stored
-from .codec import Blob
 from .history_rows import HistoryRows
-from .index_rows import ROWS_MARK, IndexRows, row_columns
-from .search_index import NOT_GIVEN, SearchRows
+from .kv_rows import KvRows
+from .search_index import SearchRows
+from .session_rows import SessionRows
 
 
 class Migration:
@@ -143,8 +139,14 @@ def now_ms() -> int:
     return int(time.time() * 1000)
 
 
-class Tx(BlobRows, HistoryRows, IndexRows, BodyRows, SearchRows):
-    """One backend transaction for one profile. Created only by a backend."""
+class Tx:
+    """One backend transaction for one profile. Created only by a backend.
+
+    Its primitives are here (statements scoped to the profile, the write counters, the whole
+    profile at once); its rows are reached through its parts, made once with it: ``kv`` (the
+    key/value rows), ``blobs`` (blobs and their references), ``history`` (the live history and
+    the archive), ``sessions`` (the drawer's index rows, saved bodies and digests) and
+    ``search`` (the message-search rows)."""
 
     chunks = staticmethod(_chunks)
     now_ms = staticmethod(now_ms)
@@ -156,7 +158,13 @@ class Tx(BlobRows, HistoryRows, IndexRows, BodyRows, SearchRows):
         self.write = False  # set by the backend: whether this is a write transaction
         #: whether a session row or digest was written (the search indexes want tidying)
         self.search_written = False
+        #: search rows this transaction wrote (SQLite puts them into FTS5 at its end)
         self.search_added = 0
+        self.kv = KvRows(self)
+        self.blobs = BlobRows(self)
+        self.history = HistoryRows(self)
+        self.sessions = SessionRows(self)
+        self.search = SearchRows(self)
 
     # -- raw access -------------------------------------------------------------------------
     def rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -169,137 +177,7 @@ class Tx(BlobRows, HistoryRows, IndexRows, BodyRows, SearchRows):
     def marks(n: int) -> str:
         return ",".join("?" * n)
 
-    # -- key/value --------------------------------------------------------------------------
-    def kv_raw(self, keys: Sequence[str]) -> dict[str, str]:
-        out: dict[str, str] = {}
-        for chunk in _chunks(keys):
-            for k, v in self.rows(
-                f"SELECT key, value FROM ck_kv WHERE profile=? AND key IN ({self.marks(len(chunk))})",
-                chunk,
-            ):
-                out[k] = v
-        for k, v in out.items():
-            if v == BODY_MARK and is_body_key(k):
-                out[k] = self.items_joined(k[len(SESSION_BODY_PREFIX) :])
-        if out.get(SESSIONS_INDEX_KEY) == ROWS_MARK:
-            out[SESSIONS_INDEX_KEY] = self.index_joined()
-        return out
-
-    def kv_get(self, keys: Sequence[str], corrupt: list[str] | None = None) -> dict[str, Any]:
-        """Decoded values of ``keys`` that exist; unreadable ones are left out (and listed)."""
-        out: dict[str, Any] = {}
-        for k, text in self.kv_raw(keys).items():
-            try:
-                out[k] = self.decode(text)
-            except CorruptValue:
-                if corrupt is not None:
-                    corrupt.append(k)
-        if isinstance(out.get(SESSIONS_INDEX_KEY), list):
-            digests = self.digest_all()
-            for row in out[SESSIONS_INDEX_KEY]:
-                if isinstance(row, dict) and row.get("id") in digests:
-                    row["textDigest"] = digests[row["id"]]
-        return out
-
-    def index_light(self) -> Any:
-        """The ``savedSessions`` value as stored: rows without their digests (None if absent)."""
-        text = self.kv_raw([SESSIONS_INDEX_KEY]).get(SESSIONS_INDEX_KEY)
-        if text is None:
-            return None
-        try:
-            return self.decode(text)
-        except CorruptValue:
-            return None
-
-    def _put_index(self, value: Any) -> None:
-        """Store the sessions index: digests carried by rows go to ``ck_session_digest``, rows
-        without one keep theirs, and digests of rows no longer listed are deleted."""
-        listed: set[str] = set()
-        carried: dict[str, str] = {}
-        light: Any = value
-        if isinstance(value, list):
-            light = []
-            for row in value:
-                if isinstance(row, dict) and isinstance(row.get("id"), str):
-                    listed.add(row["id"])
-                    if isinstance(row.get("textDigest"), str):
-                        carried[row["id"]] = row["textDigest"]
-                        row = {k: v for k, v in row.items() if k != "textDigest"}
-                light.append(row)
-        # one batched delete (old digests of carried rows, and of rows no longer listed), then
-        # plain inserts: no per-row delete, which scans the whole FTS5 table on SQLite. The
-        # rows go first, so each digest is written where the rows' order puts it (SQLite).
-        self.digest_delete([i for i in self.digest_ids() if i not in listed or i in carried])
-        if isinstance(light, list):
-            self.index_write_all(light)
-        else:
-            self.index_drop_rows()
-            text, blobs = codec.encode(light)
-            self._kv_write(SESSIONS_INDEX_KEY, text, blobs)
-        for sid, digest in carried.items():
-            self.digest_add(sid, digest)
-
-    # -- session digests --------------------------------------------------------------------
-    def digest_put(self, session_id: str, digest: str) -> None:
-        """Replace one session's digest (on the FTS5 table the delete scans every digest: its
-        id is not indexed, so fresh ids go through :meth:`digest_add`)."""
-        self.run(
-            f"DELETE FROM {self._b.drawer.digest_table} WHERE profile=? AND id=?", (session_id,)
-        )
-        self.digest_add(session_id, digest)
-
-    def digest_add(self, session_id: str, digest: str, row: Any = None) -> None:
-        """Insert the digest of a session that has none yet (no delete first: an id not in the
-        index has no digest row, since every index write removes the rows of unlisted ids).
-        ``row``: the session's index row when it is not written yet (it orders the digest)."""
-        self.search_written = True
-        order = None
-        if row is not None:
-            _sid, created, pinned, _name, _legacy = row_columns(row)
-            order = (pinned, created)  # as the index row will store them
-        sql, extra = self._b.drawer.digest_insert(order)
-        self.run(sql, (session_id, digest, *extra))
-
-    def digest_ids(self) -> list[str]:
-        return [
-            r[0] for r in self.rows(f"SELECT id FROM {self._b.drawer.digest_table} WHERE profile=?")
-        ]
-
-    def digest_all(self) -> dict[str, str]:
-        """Every session's digest, with the text of rows appended since (not folded yet)."""
-        out = dict(
-            self.rows(f"SELECT id, digest FROM {self._b.drawer.digest_table} WHERE profile=?")
-        )
-        for sid, (after, more) in self.digests_extensions().items():
-            if sid in out:
-                out[sid] = self.digest_extended(out[sid], after, more)
-        return out
-
-    def digest_delete(self, ids: Sequence[str]) -> None:
-        self.search_written = self.search_written or bool(ids)
-        for chunk in _chunks(ids):
-            self.run(
-                f"DELETE FROM {self._b.drawer.digest_table} WHERE profile=? AND id IN ({self.marks(len(chunk))})",
-                chunk,
-            )
-
-    def kv_put_encoded(
-        self, key: str, text: str, blobs: dict[str, Blob], refs: Iterable[str] = ()
-    ) -> None:
-        if key == SESSIONS_INDEX_KEY:  # refs: blobs the text references, stored already
-            try:
-                value = codec.decode(text, lambda hs: {h: blobs[h].url() for h in hs if h in blobs})
-            except CorruptValue:
-                value = None
-            self._put_index(value)
-            return
-        if is_body_key(key):
-            rows = rows_of_stored(text)
-            if rows is not None:
-                self.body_replace(key, rows, blobs, refs)
-                return
-        self._kv_write(key, text, blobs, refs)
-
+    # -- write counters ---------------------------------------------------------------------
     def bump(self, what: str) -> None:
         """Count one more write of ``what`` (``kv`` or ``history``) for this profile, once per
         transaction: per-process caches compare these counters instead of re-reading."""
@@ -317,62 +195,6 @@ class Tx(BlobRows, HistoryRows, IndexRows, BodyRows, SearchRows):
         if r and not all(isinstance(v, int) for v in r[0]):  # damaged (the doctor says so):
             return (-time.monotonic_ns(),) * 2  # a value no cache holds: every cache reads again
         return (int(r[0][0]), int(r[0][1])) if r else (0, 0)
-
-    def _kv_write(
-        self,
-        key: str,
-        text: str,
-        blobs: dict[str, Blob],
-        refs: Iterable[str] = (),
-        value: Any = NOT_GIVEN,
-    ) -> None:
-        self.bump("kv")
-        self.put_blobs(blobs)
-        self.run(
-            "INSERT INTO ck_kv (profile, key, value) VALUES (?,?,?)"
-            " ON CONFLICT (profile, key) DO UPDATE SET value = excluded.value",
-            (key, text),
-        )
-        owner = "k:" + key
-        old = self.drop_refs([owner])
-        held = set(blobs).union(refs)
-        self.add_refs(owner, held)
-        self.gc(old - held)
-        self.search_key_written(key, text, blobs, value)
-
-    def kv_put(self, key: str, value: Any, *, checked: bool = False) -> None:
-        """Write ``value`` under ``key``; ``checked``: the caller has checked its limits (a
-        validated session body), so they are not walked again."""
-        if key == SESSIONS_INDEX_KEY:
-            self._put_index(value)
-            return
-        if is_body_key(key) and isinstance(value, list):
-            if not checked:
-                check_value(value)  # the limits of the whole value, as for any other key
-            rows, blobs = encode_rows(value, key, checked=True)
-            self.body_replace(key, rows, blobs, value=value)
-            return
-        text, blobs = codec.encode(value, codec.text_blobs_for(key), checked=checked)
-        self._kv_write(key, text, blobs, value=value)
-
-    def kv_delete(self, keys: Sequence[str]) -> None:
-        if not keys:
-            return
-        self.bump("kv")
-        for chunk in _chunks(keys):
-            self.run(
-                f"DELETE FROM ck_kv WHERE profile=? AND key IN ({self.marks(len(chunk))})", chunk
-            )
-        self.gc(self.drop_refs(["k:" + k for k in keys]))
-        self.search_keys_deleted(keys)
-        self.items_delete([k[len(SESSION_BODY_PREFIX) :] for k in keys if is_body_key(k)])
-        if SESSIONS_INDEX_KEY in keys:
-            self.index_drop_rows()
-            self.digest_delete(self.digest_ids())
-
-    def kv_keys(self, prefix: str = "") -> list[str]:
-        rows = self.rows("SELECT key FROM ck_kv WHERE profile=? ORDER BY key")
-        return [r[0] for r in rows if r[0].startswith(prefix)]
 
     # -- whole profile ----------------------------------------------------------------------
     def profile_is_empty(self) -> bool:
@@ -396,7 +218,7 @@ class Tx(BlobRows, HistoryRows, IndexRows, BodyRows, SearchRows):
             self._b.drawer.digest_table,
         ):
             self.run(f"DELETE FROM {table} WHERE profile=?")
-        self.search_wipe()
+        self.search.wipe()
 
     def sizes(self) -> dict[str, int]:
         def one(sql: str) -> int:

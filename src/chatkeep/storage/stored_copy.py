@@ -135,7 +135,7 @@ def stored_from(tx: Tx, values: list[Any]) -> StoredBody:
 
 def stored_live(tx: Tx) -> StoredBody | None:
     """The live history as stored (one read of its rows), or ``None`` (a damaged row)."""
-    rows = tx.hist_rows()
+    rows = tx.history.live_rows()
     values = _parsed(text for _p, _c, text in rows)
     if values is None:
         return None
@@ -146,7 +146,7 @@ def stored_live(tx: Tx) -> StoredBody | None:
 
 def stored_values(tx: Tx, key: str) -> list[Any] | None:
     """A stored body's entries parsed as stored, or ``None`` (missing, damaged)."""
-    raw = tx.kv_raw([key]).get(key)
+    raw = tx.kv.raw([key]).get(key)
     if raw is None:
         return None
     try:
@@ -166,7 +166,7 @@ def stored_body(tx: Tx, key: str) -> StoredBody | None:
 
 def write_body(tx: Tx, key: str, body: StoredBody) -> None:
     """Store ``body`` under ``key`` as it is: its text, and references to its blobs."""
-    tx.kv_put_encoded(key, body.text, {}, refs=body.hashes)
+    tx.kv.put_encoded(key, body.text, {}, refs=body.hashes)
 
 
 def put_body(tx: Tx, key: str, body: StoredBody | list[Any]) -> str:
@@ -175,7 +175,7 @@ def put_body(tx: Tx, key: str, body: StoredBody | list[Any]) -> str:
     if isinstance(body, StoredBody):
         write_body(tx, key, body)
         return body.digest()
-    tx.kv_put(key, body)
+    tx.kv.put(key, body)
     return text_digest(body)
 
 
@@ -199,11 +199,11 @@ def write_live(history: Any, tx: Tx, body: StoredBody, current: StoredBody) -> i
     while keep < len(rows) and keep < len(new) and rows[keep][2] == new[keep][0]:
         keep += 1
     if rows[keep:]:
-        tx.hist_delete([p for p, _c, _t in rows[keep:]])
-    pos = tx.hist_next_pos()
+        tx.history.delete([p for p, _c, _t in rows[keep:]])
+    pos = tx.history.next_pos()
     for text, hashes, chars, unseen in new[keep:]:
-        tx.hist_insert(pos, chars, text, {}, unseen)
-        tx.add_refs(f"h:{pos}", hashes)
+        tx.history.insert(pos, chars, text, {}, unseen)
+        tx.blobs.add_refs(f"h:{pos}", hashes)
         pos += 1
     return int(history._after_write(tx, len(new), sum(c for _t, _h, c, _u in new)))
 
@@ -211,7 +211,7 @@ def write_live(history: Any, tx: Tx, body: StoredBody, current: StoredBody) -> i
 def archived_since(tx: Tx, start: int, keep: Callable[[Any], bool]) -> list[Any] | None:
     """Archive rows from ``start`` on parsed as stored, those ``keep`` accepts."""
     out = []
-    for _seq, text in tx.archive_page(start - 1, 2**62):
+    for _seq, text in tx.history.archive_page(start - 1, 2**62):
         try:
             value = codec.loads_stored(text)
         except CorruptValue:

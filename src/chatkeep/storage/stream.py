@@ -97,7 +97,7 @@ def import_from(
             check_key(key)
             if key == HISTORY_KEY:
                 continue
-            tx.kv_put_encoded(key, *codec.encode(value, codec.text_blobs_for(key)))
+            tx.kv.put_encoded(key, *codec.encode(value, codec.text_blobs_for(key)))
             keys += 1
             drop_cycles()
         _expect(lines, '"history":[')
@@ -105,17 +105,17 @@ def import_from(
         for pos, item in enumerate(_items(lines, "],")):
             entry = _entry(item, pos)
             text, blobs = codec.encode(entry, text_blobs=True)
-            tx.hist_insert(pos, text_length(entry), text, blobs, has_image_parts(entry), entry)
+            tx.history.insert(pos, text_length(entry), text, blobs, has_image_parts(entry), entry)
             count, chars = count + 1, chars + text_length(entry)
             drop_cycles()
-        tx.hist_set_state(count, chars)
+        tx.history.set_state(count, chars)
         _expect(lines, '"archive":[')
         stamp = now_ms()
         for seq, item in enumerate(_items(lines, "]}")):
             text, blobs = codec.encode(_entry(item, seq), text_blobs=True)
-            tx.archive_insert(seq, text, blobs, stamp)
+            tx.history.archive_insert(seq, text, blobs, stamp)
             drop_cycles()
-        tx.archive_recount()
+        tx.history.archive_recount()
         _expect_end(lines)
         renamed = sessions.migrate_in(tx)  # as import_profile: the index checked, bad ids renamed
     return {

@@ -81,10 +81,10 @@ class Switching:
         if row is None:  # none loaded, or it was deleted meanwhile: never drop the work
             return self._save_in(tx, name, live, body_len(live), keep)
         if name and name.strip():
-            found = tx.index_find(active)
+            found = tx.sessions.index_find(active)
             if found is not None:
                 item = {k: v for k, v in found[1].items() if k != "textDigest"}
-                tx.index_replace(found[0], {**item, "name": check_name(name)})
+                tx.sessions.index_replace(found[0], {**item, "name": check_name(name)})
                 row = {**row, "name": check_name(name)}
         return row
 
@@ -107,14 +107,14 @@ class Switching:
         check_id(session_id)
         self._ensure_migrated()
         with self._b.transaction(self._profile) as tx:
-            if tx.index_find(session_id) is None or not tx.kv_raw([body_key(session_id)]):
+            if tx.sessions.index_find(session_id) is None or not tx.kv.raw([body_key(session_id)]):
                 return None
             live = self._live_in(tx)  # the live rows, read once
             saved = self._write_back_in(tx, keep=[session_id], live=live)
             count = self._become_live(tx, session_id, live)
             if count is None:
                 return None
-            tx.kv_put(ACTIVE_SESSION_KEY, session_id if count[0] else "")
+            tx.kv.put(ACTIVE_SESSION_KEY, session_id if count[0] else "")
             if count[0]:
                 mark_in(tx, session_id, count[1] - count[0])
             evicted = saved.pop("evicted", 0) if saved else 0
@@ -128,7 +128,7 @@ class Switching:
         body = stored_body(tx, key) if isinstance(live, StoredBody) else None
         if body is not None and isinstance(live, StoredBody):
             return write_live(self._history, tx, body, live), len(body.values)
-        decoded = tx.kv_get([key]).get(key)
+        decoded = tx.kv.get([key]).get(key)
         if not isinstance(decoded, list):
             return None
         return self._history.replace_in(tx, decoded), len(decoded)
@@ -171,16 +171,16 @@ class Switching:
             found = _evicted.find(tx, session_id)
             if found is None:
                 return None
-            body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
+            body = tx.kv.get([body_key(session_id)]).get(body_key(session_id))
             if not isinstance(body, list):
                 body = []
-                tx.kv_put(body_key(session_id), body)  # a lost body: the row still comes back
+                tx.kv.put(body_key(session_id), body)  # a lost body: the row still comes back
             row = {k: v for k, v in found.items() if k != "evictedAt"}
             row.setdefault("firstCreatedAt", row.get("createdAt", 0))
             row["createdAt"] = now_ms()
-            tx.kv_delete([_evicted.evicted_key(session_id)])
-            tx.index_append(row)
-            tx.items_digested([session_id])  # the digest is made from the whole body
-            tx.digest_add(session_id, text_digest(body))
+            tx.kv.delete([_evicted.evicted_key(session_id)])
+            tx.sessions.index_append(row)
+            tx.sessions.items_digested([session_id])  # the digest is made from the whole body
+            tx.sessions.digest_add(session_id, text_digest(body))
             evicted = self._evict(tx, keep=[session_id, self._active_in(tx)])
             return with_evicted(light(row), evicted)

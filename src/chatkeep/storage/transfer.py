@@ -55,8 +55,8 @@ from .sql import Tx, now_ms
 
 def export_profile(backend: Backend, profile: str, history: History) -> dict[str, Any]:
     with backend.transaction(profile, write=False) as tx:
-        keys = tx.kv_keys()
-        local = tx.kv_get(keys)
+        keys = tx.kv.keys()
+        local = tx.kv.get(keys)
         live = history.entries_in(tx)
         archive = history.archived_in(tx)
     return {
@@ -227,23 +227,25 @@ def import_profile(
     with backend.transaction(profile) as tx:
         backup = clear_for_import(tx, backend, profile, replace)
         for k, (text, blobs) in local.items():
-            tx.kv_put_encoded(k, text, blobs)
+            tx.kv.put_encoded(k, text, blobs)
         stamp = now_ms()
         for seq, (text, blobs) in enumerate(archive_enc):
-            tx.archive_insert(seq, text, blobs, stamp)
+            tx.history.archive_insert(seq, text, blobs, stamp)
         if source == "chatkeep":
             for pos, ((text, blobs), entry) in enumerate(zip(live_enc, live, strict=True)):
-                tx.hist_insert(pos, text_length(entry), text, blobs, has_image_parts(entry), entry)
-            tx.hist_set_state(len(live), sum(text_length(e) for e in live))
+                tx.history.insert(
+                    pos, text_length(entry), text, blobs, has_image_parts(entry), entry
+                )
+            tx.history.set_state(len(live), sum(text_length(e) for e in live))
         else:
             history.replace_in(tx, live)
-        tx.archive_recount()
+        tx.history.archive_recount()
         renamed = sessions.migrate_in(tx)
         return {
             "source": source,
             "keys": len(local),
             "history": len(history.entries_in(tx)),
-            "archived": tx.archive_count(),
+            "archived": tx.history.archive_count(),
             "sessions": len(sessions.list()),
             "renamedSessions": renamed,
             "backup": backup,

@@ -35,20 +35,20 @@ _ALL = 2**62
 
 def mark_in(tx: Tx, session_id: str, head: int) -> None:
     """Record that the live history is session ``session_id`` minus its first ``head`` entries."""
-    tx.kv_put(
+    tx.kv.put(
         HEAD_KEY,
         {
             "id": session_id,
             "head": max(0, head),
-            "archiveFrom": tx.archive_next_seq(),
+            "archiveFrom": tx.history.archive_next_seq(),
             "history": tx.versions()[1],
-            "live": list(tx.hist_state()),
+            "live": list(tx.history.state()),
         },
     )
 
 
 def _mark(tx: Tx, session_id: str) -> dict[str, Any] | None:
-    mark = tx.kv_get([HEAD_KEY]).get(HEAD_KEY)
+    mark = tx.kv.get([HEAD_KEY]).get(HEAD_KEY)
     return mark if isinstance(mark, dict) and mark.get("id") == session_id else None
 
 
@@ -59,8 +59,8 @@ def unchanged(tx: Tx, session_id: str) -> bool:
     return (
         mark is not None
         and _count(mark.get("history")) == tx.versions()[1]
-        and _count(mark.get("archiveFrom")) == tx.archive_next_seq()
-        and mark.get("live") == list(tx.hist_state())  # (count, chars): an imported mark too
+        and _count(mark.get("archiveFrom")) == tx.history.archive_next_seq()
+        and mark.get("live") == list(tx.history.state())  # (count, chars): an imported mark too
     )
 
 
@@ -79,14 +79,14 @@ def full_body(tx: Tx, session_id: str, live: list[Any]) -> list[Any]:
         return live
     first: list[Any] = []
     if head:
-        body = tx.kv_get([body_key(session_id)]).get(body_key(session_id))
+        body = tx.kv.get([body_key(session_id)]).get(body_key(session_id))
         if not isinstance(body, list):
             return live
         first = body[:head]
     dropped: list[Any] = []
-    for _seq, text in tx.archive_page(start - 1, _ALL):
+    for _seq, text in tx.history.archive_page(start - 1, _ALL):
         try:
-            entry = tx.decode(text)
+            entry = tx.blobs.decode(text)
         except CorruptValue:
             continue  # it stays in the archive, where `doctor` reports it
         # an earlier version of an edited or regenerated turn (SPEC §3.5) is not part of the
@@ -109,7 +109,7 @@ def full_stored(tx: Tx, session_id: str, live: StoredBody) -> StoredBody | None:
     if head:
         body = stored_values(tx, body_key(session_id))
         if body is None:
-            return None if tx.kv_raw([body_key(session_id)]) else live
+            return None if tx.kv.raw([body_key(session_id)]) else live
         first = body[:head]
     dropped = archived_since(tx, start, lambda e: isinstance(e, dict) and "replacedAt" not in e)
     if dropped is None:
