@@ -82,7 +82,7 @@ class IndexRows(BatchRows):
             text, item_blobs = codec.encode(item)
             blobs.update(item_blobs)
             self._insert(k, item, text)
-        self.tx.kv._write(SESSIONS_INDEX_KEY, ROWS_MARK, blobs)
+        self.tx.kv.write_row(SESSIONS_INDEX_KEY, ROWS_MARK, blobs)
 
     def index_drop_rows(self) -> None:
         self.tx.search_written = True

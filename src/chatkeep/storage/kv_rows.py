@@ -64,16 +64,16 @@ class KvRows(TxPart):
                 value = codec.decode(text, lambda hs: {h: blobs[h].url() for h in hs if h in blobs})
             except CorruptValue:
                 value = None
-            self.tx.sessions._put_index(value)
+            self.tx.sessions.put_index(value)
             return
         if is_body_key(key):
             rows = rows_of_stored(text)
             if rows is not None:
                 self.tx.sessions.body_replace(key, rows, blobs, refs)
                 return
-        self._write(key, text, blobs, refs)
+        self.write_row(key, text, blobs, refs)
 
-    def _write(
+    def write_row(
         self,
         key: str,
         text: str,
@@ -81,6 +81,9 @@ class KvRows(TxPart):
         refs: Iterable[str] = (),
         value: Any = NOT_GIVEN,
     ) -> None:
+        """One ``ck_kv`` row written as given (the sessions index and session bodies are not
+        routed to their tables here: :meth:`put` does that), with its blobs' references and its
+        message-search rows."""
         self.tx.bump("kv")
         self.tx.blobs.put(blobs)
         self.tx.run(
@@ -99,7 +102,7 @@ class KvRows(TxPart):
         """Write ``value`` under ``key``; ``checked``: the caller has checked its limits (a
         validated session body), so they are not walked again."""
         if key == SESSIONS_INDEX_KEY:
-            self.tx.sessions._put_index(value)
+            self.tx.sessions.put_index(value)
             return
         if is_body_key(key) and isinstance(value, list):
             if not checked:
@@ -108,7 +111,7 @@ class KvRows(TxPart):
             self.tx.sessions.body_replace(key, rows, blobs, value=value)
             return
         text, blobs = codec.encode(value, codec.text_blobs_for(key), checked=checked)
-        self._write(key, text, blobs, value=value)
+        self.write_row(key, text, blobs, value=value)
 
     def delete(self, keys: Sequence[str]) -> None:
         if not keys:

@@ -4,7 +4,7 @@ The sessions index as rows (:mod:`.index_rows`, written a batch at a time by
 :mod:`.batch_rows`), the saved bodies as rows (:mod:`.body_rows`), and here the search digest
 of each saved session (``ck_session_digest``, or the drawer's digest table of the backend) and
 the ``savedSessions`` value as stored (:meth:`SessionRows.index_light`,
-:meth:`SessionRows._put_index`).
+:meth:`SessionRows.put_index`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class SessionRows(IndexRows, BodyRows):
         except CorruptValue:
             return None
 
-    def _put_index(self, value: Any) -> None:
+    def put_index(self, value: Any) -> None:
         """Store the sessions index: digests carried by rows go to ``ck_session_digest``, rows
         without one keep theirs, and digests of rows no longer listed are deleted."""
         listed: set[str] = set()
@@ -57,7 +57,7 @@ class SessionRows(IndexRows, BodyRows):
         else:
             self.index_drop_rows()
             text, blobs = codec.encode(light)
-            self.tx.kv._write(SESSIONS_INDEX_KEY, text, blobs)
+            self.tx.kv.write_row(SESSIONS_INDEX_KEY, text, blobs)
         for sid, digest in carried.items():
             self.digest_add(sid, digest)
 
