@@ -6,7 +6,7 @@ import sqlite3
 
 import pytest
 
-from chatkeep.storage.sql import Migration
+from chatkeep.storage.migrations import Migration
 from chatkeep.storage.sqlite import SQLiteBackend
 
 

@@ -25,7 +25,8 @@ from typing import Any
 from ..errors import ChatkeepError, StoreError
 from .drawer_search import DrawerSearch
 from .locks import FifoRLock
-from .sql import MIGRATIONS, Migration, Tx, now_ms
+from .migrations import Migration, for_dialect
+from .sql import Tx, now_ms
 from .trace import Trace
 
 
@@ -219,8 +220,9 @@ class Backend(ABC):
         return None
 
     def migrations(self) -> tuple[Migration, ...]:
-        """The registry this backend applies: the shared one, plus its own (override)."""
-        return tuple(m for m in MIGRATIONS if self.dialect in m.dialects)
+        """Every migration this backend applies, in order: its registry module
+        (:mod:`.sqlite_migrations`, :mod:`.postgres_migrations`); here, the shared ones."""
+        return for_dialect(self.dialect)
 
     def migrate(self) -> None:
         """Apply the named migrations not applied yet, in order, **each in its own

@@ -12,105 +12,16 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import ChatkeepError, StoreError
+from . import postgres_migrations as registry
 from .backend import Backend
 from .drawer_search import DrawerSearch
-from .search_schema import (
-    BACKFILL,
-    PG_ROWS,
-    PG_TRGM,
-    PG_VECTORS,
-    pg_trigram_statement,
-    search_ready,
-)
-from .sql import Migration
+from .migrations import Migration
+from .search_schema import pg_trigram_statement, search_ready
 
 
 def _lock_key(profile: str) -> int:
     digest = hashlib.sha256(("chatkeep:" + profile).encode()).digest()
     return int.from_bytes(digest[:8], "big", signed=True)
-
-
-def _may_fail(backend: Backend, sql: str) -> bool:
-    """Run ``sql`` inside the migration's transaction; if the server refuses it, undo only it
-    (a savepoint) and return False."""
-    pg: Any = backend._psycopg  # type: ignore[attr-defined]
-    backend.execute("SAVEPOINT ck_optional")
-    try:
-        backend.execute(sql)
-    except pg.Error:
-        backend.execute("ROLLBACK TO SAVEPOINT ck_optional")
-        return False
-    return True
-
-
-def _trigram_indexes(backend: Backend) -> bool:
-    """Trigram indexes (``pg_trgm``) on session names and digests, so a drawer search that few
-    sessions match reads only those. Where the extension cannot be created (not installed, or
-    the role may not), searches scan, as before; the migration is recorded either way."""
-    if not _may_fail(backend, "CREATE EXTENSION IF NOT EXISTS pg_trgm"):
-        return True
-    backend.execute(
-        "CREATE INDEX IF NOT EXISTS ck_sessions_name_trgm ON ck_sessions"
-        " USING gin (name_lc gin_trgm_ops)"
-    )
-    backend.execute(
-        "CREATE INDEX IF NOT EXISTS ck_session_digest_trgm ON ck_session_digest"
-        " USING gin (digest gin_trgm_ops)"
-    )
-    return True
-
-
-#: PostgreSQL only: trigram indexes for the drawer search.
-TRIGRAMS = Migration("0009_pg_trigram_search", dialects=("postgresql",), run=_trigram_indexes)
-
-
-def _lz4_digests(backend: Backend) -> bool:
-    """New digests are compressed with lz4 instead of the default pglz: a drawer search reads
-    each digest it looks through whole, and lz4 gives it back about three times as fast (the
-    newest 100 digests of a 10,000-session drawer: 0.35 ms instead of 1 ms). Digests already
-    stored keep their compression until they are written again. A server built without lz4
-    (or older than PostgreSQL 14) keeps pglz; the migration is recorded either way."""
-    _may_fail(backend, "ALTER TABLE ck_session_digest ALTER COLUMN digest SET COMPRESSION lz4")
-    return True
-
-
-#: PostgreSQL only: lz4 for digests.
-DIGEST_LZ4 = Migration("0011_pg_digest_lz4", dialects=("postgresql",), run=_lz4_digests)
-
-
-def _profile_trigram_indexes(backend: Backend) -> bool:
-    """The trigram indexes keyed by profile first (``btree_gin``): on a server holding many
-    profiles, a search asked only the trigram index would read and re-check every profile's
-    matching digests, so a rare query of a small drawer paid for the largest one beside it
-    (a miss-like query of a 100-session profile next to a 10,000-session one: 5 ms instead of
-    0.6). Where ``btree_gin`` or ``pg_trgm`` cannot be had, the indexes stay as they are; the
-    migration is recorded either way."""
-    have = {
-        r[0]
-        for r in backend.query(
-            "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
-            " AND indexname IN ('ck_sessions_name_trgm', 'ck_session_digest_trgm')"
-        )
-    }
-    if not have or not _may_fail(backend, "CREATE EXTENSION IF NOT EXISTS btree_gin"):
-        return True
-    for table, column, old, new in _PROFILE_TRIGRAMS:
-        backend.execute(
-            f"CREATE INDEX IF NOT EXISTS {new} ON {table} USING gin (profile, {column} gin_trgm_ops)"
-        )
-        backend.execute(f"DROP INDEX IF EXISTS {old}")
-    return True
-
-
-#: (table, column, index before 0012, index from 0012 on)
-_PROFILE_TRIGRAMS = (
-    ("ck_sessions", "name_lc", "ck_sessions_name_trgm", "ck_sessions_name_ptrgm"),
-    ("ck_session_digest", "digest", "ck_session_digest_trgm", "ck_session_digest_ptrgm"),
-)
-#: PostgreSQL only: trigram indexes that look in one profile's rows.
-PROFILE_TRIGRAMS = Migration(
-    "0012_pg_profile_trigrams", dialects=("postgresql",), run=_profile_trigram_indexes
-)
 
 
 def _like(needle: str) -> str:
@@ -194,18 +105,15 @@ class PostgresBackend(Backend):
             search_ready(self)
 
     def migrations(self) -> tuple[Migration, ...]:
-        return (
-            *super().migrations(),
-            *(TRIGRAMS, DIGEST_LZ4, PROFILE_TRIGRAMS, PG_ROWS, PG_TRGM, BACKFILL, PG_VECTORS),
-        )
+        return registry.MIGRATIONS
 
     def rebuilt_by(self, migration: Migration) -> tuple[str, ...]:
         """The profile-keyed trigram indexes of migration 0012, where the server has the
         extensions they need (without them the migration made none)."""
-        if migration.name == PG_TRGM.name:
+        if migration.name == registry.SEARCH_TRGM.name:
             stmt = pg_trigram_statement(self)
             return () if stmt is None else (stmt,)
-        if migration.name != PROFILE_TRIGRAMS.name:
+        if migration.name != registry.PROFILE_TRIGRAMS.name:
             return ()
         have = self.query(
             "SELECT count(*) FROM pg_extension WHERE extname IN ('pg_trgm', 'btree_gin')"
@@ -214,7 +122,7 @@ class PostgresBackend(Backend):
             return ()
         return tuple(
             f"CREATE INDEX IF NOT EXISTS {new} ON {table} USING gin (profile, {column} gin_trgm_ops)"
-            for table, column, _old, new in _PROFILE_TRIGRAMS
+            for table, column, _old, new in registry.PROFILE_TRIGRAM_INDEXES
         )
 
     def refresh_statistics(self) -> None:
@@ -230,7 +138,7 @@ class PostgresBackend(Backend):
                 # the imported digests, names and message text wait in the trigram indexes'
                 # pending lists, which every search would read through until autovacuum
                 # merges them (message search: 67 ms median after 100,000 entries, not 15)
-                names = [i for _t, _c, *pair in _PROFILE_TRIGRAMS for i in pair]
+                names = [i for _t, _c, *pair in registry.PROFILE_TRIGRAM_INDEXES for i in pair]
                 self.query(
                     "SELECT gin_clean_pending_list(to_regclass(i)) FROM unnest(ARRAY["
                     + ", ".join(f"'{i}'" for i in [*names, "ck_search_trgm"])

@@ -19,9 +19,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from .search_schema import HASH_SIZE, TAIL
-from .sql import Migration
-
 #: Tail rows that make the next write transaction put them into FTS5.
 FLUSH_ROWS = 128
 
@@ -43,7 +40,8 @@ STATEMENTS = (
 OLD_TRIGGERS = ("ck_search_ai", "ck_search_ad", "ck_search_au")
 
 
-def _tail(backend: Any) -> bool:
+def write_behind(backend: Any) -> bool:
+    """Migration 0018 (``False`` while there is no trigram index: tried again later)."""
     have = backend.query("SELECT 1 FROM sqlite_master WHERE name = 'ck_search_fts'")
     if not have:  # no trigram index (0015 left unrecorded): tried again on a later open
         return False
@@ -55,9 +53,6 @@ def _tail(backend: Any) -> bool:
     return True
 
 
-SQLITE_FTS_TAIL = Migration(TAIL, dialects=("sqlite",), run=_tail)
-
-
 #: Bytes of index FTS5 keeps in memory, within a write transaction, before it writes them out
 #: as a segment (FTS5's ``hashsize``; its own default is 1 MB). An import puts its whole tail
 #: in at once: at 1 MB FTS5 wrote and merged dozens of segments on the way (10,000 ChatGPT
@@ -65,7 +60,8 @@ SQLITE_FTS_TAIL = Migration(TAIL, dialects=("sqlite",), run=_tail)
 HASH_BYTES = 8 * 1024 * 1024
 
 
-def _hash_size(backend: Any) -> bool:
+def hash_size(backend: Any) -> bool:
+    """Migration 0023 (``False`` while there is no trigram index: tried again later)."""
     have = backend.query("SELECT 1 FROM sqlite_master WHERE name = 'ck_search_fts'")
     if not have:  # no trigram index (0015 left unrecorded): tried again on a later open
         return False
@@ -73,10 +69,6 @@ def _hash_size(backend: Any) -> bool:
         f"INSERT INTO ck_search_fts (ck_search_fts, rank) VALUES ('hashsize', {HASH_BYTES})"
     )
     return True
-
-
-#: SQLite only: the message index's pending data flushed in 8 MB pieces, not 1 MB.
-FTS_HASH = Migration(HASH_SIZE, dialects=("sqlite",), run=_hash_size)
 
 
 def set_mark(backend: Any) -> None:

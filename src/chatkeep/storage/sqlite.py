@@ -11,24 +11,14 @@ from typing import Any
 from urllib.parse import quote
 
 from ..errors import ChatkeepError, StoreError
+from . import sqlite_migrations as registry
 from .backend import Backend
-from .search_schema import BACKFILL as SEARCH_BACKFILL
-from .search_schema import FTS_STATEMENTS, SQLITE_ROWS, SQLITE_TRGM, SQLITE_VECTORS, search_ready
-from .search_schema import OPTIONAL as SEARCH_OPTIONAL
-from .search_tail import FLUSH_ROWS, FTS_HASH, SQLITE_FTS_TAIL, flush, set_mark
+from .migrations import Migration
+from .search_schema import FTS_STATEMENTS, search_ready
+from .search_tail import FLUSH_ROWS, flush, set_mark
 from .search_tail import STATEMENTS as TAIL_STATEMENTS
-from .sql import Migration
-from .sqlite_order import SESSION_ORDER, TRIGGERS, SQLiteDrawerSearch, _order_rids
-from .sqlite_search import (
-    _NAME_TABLE,
-    _OPTIONAL,
-    _TEXT_TABLE,
-    DIGEST_TRGM,
-    SESSION_FTS,
-    SESSION_NAMES,
-    SESSION_TEXT,
-    optimize_trigram_tables,
-)
+from .sqlite_order import TRIGGERS, SQLiteDrawerSearch, order_rids
+from .sqlite_search import NAME_TABLE, TEXT_TABLE, optimize_trigram_tables
 
 BUSY_TIMEOUT_S = 60.0
 
@@ -239,7 +229,7 @@ class SQLiteBackend(Backend):
         except sqlite3.DatabaseError:  # its pages do not read: `doctor` reports and rebuilds it
             return False
         missing = [m.name for m in self.migrations() if m.name not in done]
-        if self.read_only and set(missing) <= _OPTIONAL | SEARCH_OPTIONAL:
+        if self.read_only and set(missing) <= registry.OPTIONAL:
             return False
         return bool(missing)
 
@@ -264,22 +254,18 @@ class SQLiteBackend(Backend):
         )
 
     def migrations(self) -> tuple[Migration, ...]:
-        return (
-            *super().migrations(),
-            *(SESSION_FTS, SESSION_TEXT, SESSION_NAMES, SESSION_ORDER, DIGEST_TRGM),
-            *(SQLITE_ROWS, SQLITE_TRGM, SEARCH_BACKFILL, SQLITE_VECTORS, SQLITE_FTS_TAIL, FTS_HASH),
-        )
+        return registry.MIGRATIONS
 
     def rebuilt_by(self, migration: Migration) -> tuple[str, ...]:
         """The trigram tables and their triggers (made by ``run`` callables)."""
         return {
-            SESSION_TEXT.name: _TEXT_TABLE,
-            SESSION_NAMES.name: _NAME_TABLE,
-            SESSION_ORDER.name: TRIGGERS,
-            SQLITE_TRGM.name: FTS_STATEMENTS[:1]
-            if SQLITE_FTS_TAIL.name in self.applied_migrations()
+            registry.SESSION_TEXT.name: TEXT_TABLE,
+            registry.SESSION_NAMES.name: NAME_TABLE,
+            registry.SESSION_ORDER.name: TRIGGERS,
+            registry.SEARCH_TRGM.name: FTS_STATEMENTS[:1]
+            if registry.SEARCH_TAIL.name in self.applied_migrations()
             else FTS_STATEMENTS,
-            SQLITE_FTS_TAIL.name: TAIL_STATEMENTS,
+            registry.SEARCH_TAIL.name: TAIL_STATEMENTS,
         }.get(migration.name, ())
 
     def after_rebuild(self) -> None:
@@ -301,8 +287,8 @@ class SQLiteBackend(Backend):
             self.execute("INSERT INTO ck_search_fts (ck_search_fts) VALUES ('rebuild')")
             if "ck_search_mark" in have:
                 set_mark(self)  # it holds every row now
-        if SESSION_ORDER.name in self.applied_migrations():
-            _order_rids(self)  # renumbers into buckets and rebuilds both indexes
+        if registry.SESSION_ORDER.name in self.applied_migrations():
+            order_rids(self)  # renumbers into buckets and rebuilds both indexes
             return
         for fts in ("ck_session_name_trgm", "ck_session_trgm"):
             if fts in have:

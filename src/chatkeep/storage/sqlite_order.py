@@ -27,7 +27,6 @@ from typing import Any
 
 from .backend import Backend
 from .drawer_search import DrawerSearch
-from .sql import Migration
 from .sqlite_search import (
     digest_match,
     merge_trigram_tables,
@@ -165,7 +164,7 @@ _TABLES = (
 )
 
 
-def _order_rids(backend: Backend) -> bool:
+def order_rids(backend: Backend) -> bool:
     """Renumber both content tables into their buckets and rebuild their trigram indexes once
     (the sync triggers are set aside meanwhile, so no text is indexed twice). ``False`` while
     migrations 0007 and 0009 could not run (no FTS5 trigrams): searches keep scanning."""
@@ -195,9 +194,6 @@ def _order_rids(backend: Backend) -> bool:
         backend.execute(stmt)
     return True
 
-
-#: SQLite only: trigram rows in the drawer's order.
-SESSION_ORDER = Migration("0010_sqlite_session_order", dialects=("sqlite",), run=_order_rids)
 
 _COLUMNS = "f.rowid, s.pinned, s.created_at, s.ord, s.value"
 _NAME_HITS = (

@@ -15,10 +15,9 @@ from typing import Any
 
 from ..errors import StoreError
 from .backend import Backend
-from .sql import Migration
 
 
-def _create_session_fts(backend: Backend) -> bool:
+def create_session_fts(backend: Backend) -> bool:
     """Move session digests into an FTS5 trigram table (it answers substring ``LIKE`` from the
     index); ``False`` when this SQLite has no FTS5 or no trigram tokenizer (the plain table
     stays in use and the migration is tried again on a later open)."""
@@ -35,10 +34,6 @@ def _create_session_fts(backend: Backend) -> bool:
     )
     backend.execute("DELETE FROM ck_session_digest")
     return True
-
-
-#: SQLite only: session digests in a trigram full-text index.
-SESSION_FTS = Migration("0003_sqlite_session_fts", dialects=("sqlite",), run=_create_session_fts)
 
 
 def sync_triggers(fts: str, content: str, column: str) -> tuple[str, ...]:
@@ -79,7 +74,7 @@ def _trigram_table(
 #: answer a phrase, so a search asks it for the rows holding every trigram of the needle and
 #: checks the digest itself (:func:`digest_match`).
 DIGEST_DETAIL = ", detail=none"
-_TEXT_TABLE = _trigram_table(
+TEXT_TABLE = _trigram_table(
     "ck_session_trgm",
     "ck_session_text",
     "digest",
@@ -100,7 +95,7 @@ def digest_match(needle: str) -> str:
     return " AND ".join('"' + g.replace('"', '""') + '"' for g in kept)
 
 
-def _create_session_text(backend: Backend) -> bool:
+def create_session_text(backend: Backend) -> bool:
     """Move session digests from ``ck_session_fts`` (whose ids are not indexed: deleting or
     replacing one session's digest scanned every digest) into ``ck_session_text``, a plain
     table keyed by ``(profile, id)``, indexed by the external-content trigram table
@@ -108,7 +103,7 @@ def _create_session_text(backend: Backend) -> bool:
     run (no FTS5 here): the plain ``ck_session_digest`` stays in use."""
     if not backend.query("SELECT 1 FROM sqlite_master WHERE name='ck_session_fts'"):
         return False
-    for stmt in _TEXT_TABLE:
+    for stmt in TEXT_TABLE:
         backend.execute(stmt)
     backend.execute(
         "INSERT OR IGNORE INTO ck_session_text (profile, id, digest)"
@@ -118,11 +113,7 @@ def _create_session_text(backend: Backend) -> bool:
     return True
 
 
-#: SQLite only: digests keyed by session id, with the trigram index beside them.
-SESSION_TEXT = Migration("0007_sqlite_session_text", dialects=("sqlite",), run=_create_session_text)
-
-
-def _digest_detail(backend: Backend) -> bool:
+def digest_detail(backend: Backend) -> bool:
     """A digest trigram index made with positions (before 0022) is made again without them
     (:data:`DIGEST_DETAIL`) from ``ck_session_text``; its triggers stay. ``False`` while 0007
     could not run (no FTS5 trigrams)."""
@@ -131,15 +122,12 @@ def _digest_detail(backend: Backend) -> bool:
         return False
     if DIGEST_DETAIL.strip(", ") not in str(found[0][0]):
         backend.execute("DROP TABLE ck_session_trgm")
-        backend.execute(_TEXT_TABLE[0])
+        backend.execute(TEXT_TABLE[0])
         backend.execute("INSERT INTO ck_session_trgm (ck_session_trgm) VALUES ('rebuild')")
     return True
 
 
-#: SQLite only: the digests' trigram index without positions.
-DIGEST_TRGM = Migration("0022_sqlite_digest_trgm", dialects=("sqlite",), run=_digest_detail)
-
-_NAME_TABLE = (
+NAME_TABLE = (
     *_trigram_table(
         "ck_session_name_trgm",
         "ck_session_name",
@@ -161,12 +149,12 @@ _NAME_TABLE = (
 )
 
 
-def _create_session_names(backend: Backend) -> bool:
+def create_session_names(backend: Backend) -> bool:
     """Session names (``ck_sessions.name_lc``) in a trigram index too, so a search that few
     names match reads only those: ``ck_session_name`` mirrors them through triggers and
     ``ck_session_name_trgm`` indexes it. ``False`` without FTS5 trigrams (names are scanned)."""
     try:
-        for stmt in _NAME_TABLE:
+        for stmt in NAME_TABLE:
             backend.execute(stmt)
     except sqlite3.OperationalError:
         return False
@@ -175,19 +163,6 @@ def _create_session_names(backend: Backend) -> bool:
         " SELECT profile, ord, name_lc FROM ck_sessions"
     )
     return True
-
-
-SESSION_NAMES = Migration(
-    "0009_sqlite_session_names", dialects=("sqlite",), run=_create_session_names
-)
-#: may stay missing (an SQLite without FTS5 trigrams)
-_OPTIONAL = {
-    SESSION_FTS.name,
-    SESSION_TEXT.name,
-    SESSION_NAMES.name,
-    "0010_sqlite_session_order",
-    DIGEST_TRGM.name,
-}
 
 
 def trigrams_answer(backend: Any, needle: str) -> bool:
