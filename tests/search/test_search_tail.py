@@ -114,13 +114,13 @@ def test_doctor_finds_nothing_missing_and_repairs_a_dropped_mark(tmp_path: Path)
     db = str(tmp_path / "s.db")
     with chatkeep.open(db) as store:
         store.history.append({"role": "user", "content": "the okapi"})
-        assert store._backend.missing_schema() == []
+        assert store._backend.schema.missing_schema() == []
     with sqlite3.connect(db) as con:
         con.execute("DROP TABLE ck_search_mark")
     with chatkeep.open(db) as store:
-        assert ("table", "ck_search_mark") in store._backend.missing_schema()
+        assert ("table", "ck_search_mark") in store._backend.schema.missing_schema()
         store.doctor(repair=True)
-        assert store._backend.missing_schema() == []
+        assert store._backend.schema.missing_schema() == []
         assert [h["index"] for h in store.search("okapi", mode="text")] == [0]
         store.history.append({"role": "user", "content": "another okapi"})
         assert len(store.search("okapi", mode="text")) == 2

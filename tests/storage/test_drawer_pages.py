@@ -222,7 +222,7 @@ def test_an_older_sqlite_store_upgrades_and_finds_the_same(tmp_path: Path) -> No
             "0008_session_order",
             "0009_sqlite_session_names",
             "0010_sqlite_session_order",
-        } <= set(s._backend.applied_migrations())
+        } <= set(s._backend.schema.applied_migrations())
         assert {q: s.sessions.list(q) for q in QUERIES} == before
         assert {q: s.sessions.list(q, limit=7, offset=3) for q in QUERIES} == {
             q: rows[3:10] for q, rows in before.items()
@@ -260,7 +260,7 @@ def test_postgres_without_pg_trgm_still_searches(pg_spec) -> None:
             owner.execute(f"GRANT CREATE ON SCHEMA public TO {role}")  # tables, not extensions
         url = base.replace("postgres@", f"{role}@", 1) + f"/{db}"
         with chatkeep.open(url) as s:
-            assert "0009_pg_trigram_search" in s._backend.applied_migrations()
+            assert "0009_pg_trigram_search" in s._backend.schema.applied_migrations()
             _fill(s, 40)
             for q in QUERIES:
                 assert [r["id"] for r in s.sessions.list(q, limit=9, offset=2)] == _model(s, q)[
@@ -314,7 +314,7 @@ def test_postgres_digests_are_stored_with_lz4(pg_spec) -> None:
     import psycopg
 
     with pg_spec.open() as s:
-        assert "0011_pg_digest_lz4" in s._backend.applied_migrations()
+        assert "0011_pg_digest_lz4" in s._backend.schema.applied_migrations()
         long = " ".join(f"paragraph {i} about rivers and quokkas" for i in range(400))
         s.sessions.add_many([({"id": "lz4-one", "name": "long"}, [user(long), assistant("ok")])])
         with psycopg.connect(pg_spec.url, autocommit=True) as conn:
@@ -385,7 +385,7 @@ def test_postgres_trigram_indexes_look_in_one_profile(pg_spec) -> None:
         pg_spec.open() as small,
         chatkeep.open(pg_spec.url, profile=pg_spec.profile + "_big") as big,
     ):
-        assert "0012_pg_profile_trigrams" in small._backend.applied_migrations()
+        assert "0012_pg_profile_trigrams" in small._backend.schema.applied_migrations()
         big.sessions.add_many(rows(60, "big"))
         small.sessions.add_many(rows(3, "small"))
         sql, params = small._backend.drawer.match_ords_sql("wombat", small.profile)
@@ -429,7 +429,7 @@ def test_postgres_without_btree_gin_keeps_its_trigram_indexes(pg_spec) -> None:
             owner.execute("CREATE EXTENSION pg_trgm")
             owner.execute(f"GRANT CREATE ON SCHEMA public TO {role}")
         with chatkeep.open(base.replace("postgres@", f"{role}@", 1) + f"/{db}") as s:
-            assert "0012_pg_profile_trigrams" in s._backend.applied_migrations()
+            assert "0012_pg_profile_trigrams" in s._backend.schema.applied_migrations()
             _fill(s, 40)
             for q in QUERIES:
                 got = s.sessions.list(q, limit=9, offset=2)

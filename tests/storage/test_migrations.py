@@ -6,27 +6,28 @@ import sqlite3
 
 import pytest
 
+from chatkeep.storage import sqlite
 from chatkeep.storage.migrations import Migration
-from chatkeep.storage.sqlite import SQLiteBackend
+from chatkeep.storage.sqlite import SQLiteBackend, SQLiteSchema
 
 
 def test_every_migration_is_recorded_by_name(spec) -> None:
     """A new store records each migration of its backend's registry once, in order."""
     store = spec.open()
     try:
-        backend = store._backend
-        names = backend.applied_migrations()
+        schema = store._backend.schema
+        names = schema.applied_migrations()
         assert names[:2] == ["0001_initial", "0002_session_digests"]
         assert ("0003_sqlite_session_fts" in names) == (spec.kind == "sqlite")
         assert len(names) == len(set(names))
-        backend.migrate()  # idempotent: nothing applied twice
-        assert backend.applied_migrations() == names
+        schema.migrate()  # idempotent: nothing applied twice
+        assert schema.applied_migrations() == names
     finally:
         store.close()
 
 
-class _Failing(SQLiteBackend):
-    """A backend whose registry ends with a migration that fails halfway."""
+class _Failing(SQLiteSchema):
+    """A schema whose registry ends with a migration that fails halfway."""
 
     def migrations(self):
         return (
@@ -39,11 +40,15 @@ class _Failing(SQLiteBackend):
         )
 
 
-def test_a_failing_migration_leaves_earlier_ones_applied_and_itself_not_at_all(tmp_path) -> None:
+def test_a_failing_migration_leaves_earlier_ones_applied_and_itself_not_at_all(
+    tmp_path, monkeypatch
+) -> None:
     """Each migration is its own transaction: 9001 stays, 9002's first statement is rolled back."""
     path = tmp_path / "m.db"
-    with pytest.raises(Exception):  # noqa: B017 - the driver's error, translated or not
-        _Failing(str(path))
+    with monkeypatch.context() as patched:
+        patched.setattr(sqlite, "SQLiteSchema", _Failing)  # the schema the backend makes
+        with pytest.raises(Exception):  # noqa: B017 - the driver's error, translated or not
+            SQLiteBackend(str(path))
     conn = sqlite3.connect(path)
     try:
         names = [r[0] for r in conn.execute("SELECT name FROM ck_migrations")]
@@ -54,6 +59,7 @@ def test_a_failing_migration_leaves_earlier_ones_applied_and_itself_not_at_all(t
     assert "ck_test_ok" in tables and "ck_test_half" not in tables
     reopened = SQLiteBackend(str(path))  # the ordinary registry opens the store fine
     try:
-        assert "0003_sqlite_session_fts" in reopened.applied_migrations()
+        assert isinstance(reopened.schema, SQLiteSchema)
+        assert "0003_sqlite_session_fts" in reopened.schema.applied_migrations()
     finally:
         reopened.close()

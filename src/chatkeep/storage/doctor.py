@@ -349,7 +349,7 @@ def check(
     """The doctor's report for ``profile`` (see the module docstring). ``restore_quarantine``
     first puts back the quarantined rows that read now (:mod:`.quarantine`), then repairs."""
     repair = repair or restore_quarantine
-    damage = backend.page_damage()  # first: the schema's own bookkeeping may not read
+    damage = backend.schema.page_damage()  # first: the schema's own bookkeeping may not read
     if damage and (not repair or getattr(backend, "read_only", False)):
         return doctor_pages.report(backend, profile, damage, path)
     rescued: list[dict[str, Any]] = []
@@ -358,12 +358,12 @@ def check(
         rescued, notes = doctor_pages.rescue(backend, profile, damage)
     lost = [
         problem("missing-table", name, f"the {kind} {name} is gone (dropped or damaged)")
-        for kind, name in backend.missing_schema()
+        for kind, name in backend.schema.missing_schema()
     ]
     if lost and (not repair or getattr(backend, "read_only", False)):
         return _schema_lost(backend, profile, lost, path)
     if lost:
-        backend.rebuild_schema()
+        backend.schema.rebuild_schema()
         for p in lost:
             p["repaired"] = True
     if getattr(backend, "read_only", False):
@@ -428,7 +428,7 @@ def _check_read_only(
     perms = permissions(path)
     newer = getattr(backend, "newer_schema", [])
     if newer:
-        err = backend.newer_schema_error()
+        err = backend.schema.newer_schema_error()
         problems.insert(0, problem("newer-schema", "ck_migrations", f"{err.message}; {err.hint}"))
         notes = ["the store is read-only for this version: it was checked without writing"]
         if repair:

@@ -16,6 +16,7 @@ from . import postgres_migrations as registry
 from .backend import Backend
 from .drawer_search import DrawerSearch
 from .migrations import Migration
+from .schema import Schema
 from .search_schema import pg_trigram_statement, search_ready
 
 
@@ -64,18 +65,45 @@ class PostgresDrawerSearch(DrawerSearch):
         )
 
 
-class PostgresBackend(Backend):
-    dialect = "postgresql"
-    blob_type = "BYTEA"
+class PostgresSchema(Schema):
+    """The schema upkeep of a PostgreSQL store: its registry (:mod:`.postgres_migrations`)
+    and the trigram indexes its ``run`` callables made where the server could."""
+
     column_probe = (
         "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()"
         " AND table_name = ? AND column_name = ?"
     )
-    bytes_len = "octet_length"
     object_probe = (
         "SELECT 1 FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
         " WHERE n.nspname = current_schema() AND c.relname = ?"
     )
+
+    def migrations(self) -> tuple[Migration, ...]:
+        return registry.MIGRATIONS
+
+    def rebuilt_by(self, migration: Migration) -> tuple[str, ...]:
+        """The profile-keyed trigram indexes of migration 0012, where the server has the
+        extensions they need (without them the migration made none)."""
+        if migration.name == registry.SEARCH_TRGM.name:
+            stmt = pg_trigram_statement(self.backend)
+            return () if stmt is None else (stmt,)
+        if migration.name != registry.PROFILE_TRIGRAMS.name:
+            return ()
+        have = self.backend.query(
+            "SELECT count(*) FROM pg_extension WHERE extname IN ('pg_trgm', 'btree_gin')"
+        )
+        if have[0][0] != 2:
+            return ()
+        return tuple(
+            f"CREATE INDEX IF NOT EXISTS {new} ON {table} USING gin (profile, {column} gin_trgm_ops)"
+            for table, column, _old, new in registry.PROFILE_TRIGRAM_INDEXES
+        )
+
+
+class PostgresBackend(Backend):
+    dialect = "postgresql"
+    blob_type = "BYTEA"
+    bytes_len = "octet_length"
     substring_fn = "strpos"
     joined_history_sql = (
         "SELECT count(*), string_agg(value, ',' ORDER BY pos) FROM ck_history WHERE profile=?"
@@ -88,6 +116,7 @@ class PostgresBackend(Backend):
     def __init__(self, url: str) -> None:
         super().__init__()
         self.drawer = PostgresDrawerSearch(self)
+        self.schema = PostgresSchema(self)
         self.description = _redact(url)
         try:
             import psycopg  # lazy: optional dependency, only for PostgreSQL stores
@@ -99,31 +128,10 @@ class PostgresBackend(Backend):
         self._psycopg = psycopg
         self._url = url
         self._conn = self._connect()
-        self.migrate()
-        self.find_newer_schema()
+        self.schema.migrate()
+        self.schema.find_newer_schema()
         with self.transaction("", write=False):
             search_ready(self)
-
-    def migrations(self) -> tuple[Migration, ...]:
-        return registry.MIGRATIONS
-
-    def rebuilt_by(self, migration: Migration) -> tuple[str, ...]:
-        """The profile-keyed trigram indexes of migration 0012, where the server has the
-        extensions they need (without them the migration made none)."""
-        if migration.name == registry.SEARCH_TRGM.name:
-            stmt = pg_trigram_statement(self)
-            return () if stmt is None else (stmt,)
-        if migration.name != registry.PROFILE_TRIGRAMS.name:
-            return ()
-        have = self.query(
-            "SELECT count(*) FROM pg_extension WHERE extname IN ('pg_trgm', 'btree_gin')"
-        )
-        if have[0][0] != 2:
-            return ()
-        return tuple(
-            f"CREATE INDEX IF NOT EXISTS {new} ON {table} USING gin (profile, {column} gin_trgm_ops)"
-            for table, column, _old, new in registry.PROFILE_TRIGRAM_INDEXES
-        )
 
     def refresh_statistics(self) -> None:
         """``ANALYZE`` the tables an import fills (message-search rows included): until

@@ -211,7 +211,7 @@ class Profile:
     def damaged_pages(self) -> list[tuple[str, str]]:
         """(table, what SQLite says) for each table of an SQLite store whose file pages do not
         read (zeroed or overwritten); empty when the file checks out, and on other backends."""
-        return self._backend.page_damage()
+        return self._backend.schema.page_damage()
 
     @contextmanager
     def rescued(self) -> Iterator[tuple[Profile, list[dict[str, Any]]]]:

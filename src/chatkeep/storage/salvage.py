@@ -386,7 +386,7 @@ def rescue_file(
             result = salvage(source, put)
             stamp = now_ms()  # counters only grow: every cache of the old file reads again
             backend.execute("UPDATE ck_versions SET kv = ?, history = ?", (stamp, stamp))
-        backend.rebuild_schema()  # with the digests of sessions whose own were lost  # the names' mirror and the trigram indexes from the rows
+        backend.schema.rebuild_schema()  # with the digests of sessions whose own were lost  # the names' mirror and the trigram indexes from the rows
     finally:
         backend.close()
     return result

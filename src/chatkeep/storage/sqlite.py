@@ -14,6 +14,7 @@ from ..errors import ChatkeepError, StoreError
 from . import sqlite_migrations as registry
 from .backend import Backend
 from .migrations import Migration
+from .schema import Schema
 from .search_schema import FTS_STATEMENTS, search_ready
 from .search_tail import FLUSH_ROWS, flush, set_mark
 from .search_tail import STATEMENTS as TAIL_STATEMENTS
@@ -88,6 +89,62 @@ def _was_emptied(path: str) -> bool:
         return False
 
 
+class SQLiteSchema(Schema):
+    """The schema upkeep of an SQLite store: its registry (:mod:`.sqlite_migrations`), the
+    trigram tables and triggers its ``run`` callables made, and the check of the file's
+    pages (:mod:`.sqlite_rescue`)."""
+
+    column_probe = "SELECT 1 FROM pragma_table_info(?) WHERE name = ?"
+    object_probe = "SELECT 1 FROM sqlite_master WHERE name = ?"
+
+    def migrations(self) -> tuple[Migration, ...]:
+        return registry.MIGRATIONS
+
+    def rebuilt_by(self, migration: Migration) -> tuple[str, ...]:
+        """The trigram tables and their triggers (made by ``run`` callables)."""
+        return {
+            registry.SESSION_TEXT.name: TEXT_TABLE,
+            registry.SESSION_NAMES.name: NAME_TABLE,
+            registry.SESSION_ORDER.name: TRIGGERS,
+            registry.SEARCH_TRGM.name: FTS_STATEMENTS[:1]
+            if registry.SEARCH_TAIL.name in self.applied_migrations()
+            else FTS_STATEMENTS,
+            registry.SEARCH_TAIL.name: TAIL_STATEMENTS,
+        }.get(migration.name, ())
+
+    def after_rebuild(self) -> None:
+        """The names' mirror back in step with ``ck_sessions`` (rows of index rows that are
+        gone out, missing ones in), the trigram rows in the drawer's order and both trigram
+        indexes rebuilt from their content tables (one of them may have been re-created
+        empty)."""
+        backend = self.backend
+        have = {r[0] for r in backend.query("SELECT name FROM sqlite_master WHERE type='table'")}
+        if "ck_session_name" in have:
+            backend.execute(
+                "DELETE FROM ck_session_name WHERE NOT EXISTS (SELECT 1 FROM ck_sessions s"
+                " WHERE s.profile = ck_session_name.profile AND s.ord = ck_session_name.ord)"
+            )
+            backend.execute(
+                "INSERT OR IGNORE INTO ck_session_name (profile, ord, name_lc)"
+                " SELECT profile, ord, name_lc FROM ck_sessions"
+            )
+        if "ck_search_fts" in have:
+            backend.execute("INSERT INTO ck_search_fts (ck_search_fts) VALUES ('rebuild')")
+            if "ck_search_mark" in have:
+                set_mark(backend)  # it holds every row now
+        if registry.SESSION_ORDER.name in self.applied_migrations():
+            order_rids(backend)  # renumbers into buckets and rebuilds both indexes
+            return
+        for fts in ("ck_session_name_trgm", "ck_session_trgm"):
+            if fts in have:
+                backend.execute(f"INSERT INTO {fts} ({fts}) VALUES ('rebuild')")
+
+    def page_damage(self) -> list[tuple[str, str]]:
+        from .sqlite_rescue import page_damage
+
+        return page_damage(self.backend)
+
+
 class SQLiteBackend(Backend):
     """One SQLite file (or ``:memory:``).
 
@@ -103,13 +160,12 @@ class SQLiteBackend(Backend):
     drawer: SQLiteDrawerSearch
     local = True
     blob_type = "BLOB"
-    column_probe = "SELECT 1 FROM pragma_table_info(?) WHERE name = ?"
-    object_probe = "SELECT 1 FROM sqlite_master WHERE name = ?"
     bytes_len = "length"
 
     def __init__(self, path: str) -> None:
         super().__init__()
         self.drawer = SQLiteDrawerSearch(self)
+        self.schema = SQLiteSchema(self)
         self.path = path
         self._tail_added = 0  # message-search rows added since the tail was looked at
         self.description = f"sqlite://{path}" if path != ":memory:" else ":memory:"
@@ -169,8 +225,8 @@ class SQLiteBackend(Backend):
                     f"the store {path} needs a schema upgrade but is read-only",
                     hint="open it once with write permission on the file and its directory",
                 )
-            self.migrate()
-        self.find_newer_schema()
+            self.schema.migrate()
+        self.schema.find_newer_schema()
         self._use_trigram_index()
 
     @staticmethod
@@ -228,7 +284,7 @@ class SQLiteBackend(Backend):
             raise
         except sqlite3.DatabaseError:  # its pages do not read: `doctor` reports and rebuilds it
             return False
-        missing = [m.name for m in self.migrations() if m.name not in done]
+        missing = [m.name for m in self.schema.migrations() if m.name not in done]
         if self.read_only and set(missing) <= registry.OPTIONAL:
             return False
         return bool(missing)
@@ -253,53 +309,7 @@ class SQLiteBackend(Backend):
             "it), or pass another --store",
         )
 
-    def migrations(self) -> tuple[Migration, ...]:
-        return registry.MIGRATIONS
-
-    def rebuilt_by(self, migration: Migration) -> tuple[str, ...]:
-        """The trigram tables and their triggers (made by ``run`` callables)."""
-        return {
-            registry.SESSION_TEXT.name: TEXT_TABLE,
-            registry.SESSION_NAMES.name: NAME_TABLE,
-            registry.SESSION_ORDER.name: TRIGGERS,
-            registry.SEARCH_TRGM.name: FTS_STATEMENTS[:1]
-            if registry.SEARCH_TAIL.name in self.applied_migrations()
-            else FTS_STATEMENTS,
-            registry.SEARCH_TAIL.name: TAIL_STATEMENTS,
-        }.get(migration.name, ())
-
-    def after_rebuild(self) -> None:
-        """The names' mirror back in step with ``ck_sessions`` (rows of index rows that are
-        gone out, missing ones in), the trigram rows in the drawer's order and both trigram
-        indexes rebuilt from their content tables (one of them may have been re-created
-        empty)."""
-        have = {r[0] for r in self.query("SELECT name FROM sqlite_master WHERE type='table'")}
-        if "ck_session_name" in have:
-            self.execute(
-                "DELETE FROM ck_session_name WHERE NOT EXISTS (SELECT 1 FROM ck_sessions s"
-                " WHERE s.profile = ck_session_name.profile AND s.ord = ck_session_name.ord)"
-            )
-            self.execute(
-                "INSERT OR IGNORE INTO ck_session_name (profile, ord, name_lc)"
-                " SELECT profile, ord, name_lc FROM ck_sessions"
-            )
-        if "ck_search_fts" in have:
-            self.execute("INSERT INTO ck_search_fts (ck_search_fts) VALUES ('rebuild')")
-            if "ck_search_mark" in have:
-                set_mark(self)  # it holds every row now
-        if registry.SESSION_ORDER.name in self.applied_migrations():
-            order_rids(self)  # renumbers into buckets and rebuilds both indexes
-            return
-        for fts in ("ck_session_name_trgm", "ck_session_trgm"):
-            if fts in have:
-                self.execute(f"INSERT INTO {fts} ({fts}) VALUES ('rebuild')")
-
-    # -- damaged pages (:mod:`.sqlite_rescue`) ----------------------------------------------
-    def page_damage(self) -> list[tuple[str, str]]:
-        from .sqlite_rescue import page_damage
-
-        return page_damage(self)
-
+    # -- damaged pages (:mod:`.sqlite_rescue`; the check: :meth:`SQLiteSchema.page_damage`) ---
     def salvage_report(self) -> tuple[dict[str, int], list[Any]]:
         from .sqlite_rescue import salvage_report
 

@@ -1,6 +1,7 @@
 """An SQLite store with damaged pages: the check, the read-only salvage report, the rescue
 into a new file and the rescue in place (the methods of the same names of
-:class:`~.sqlite.SQLiteBackend`; the reading itself is :mod:`.salvage`)."""
+:class:`~.sqlite.SQLiteSchema` for the check, of :class:`~.sqlite.SQLiteBackend` for the
+others; the reading itself is :mod:`.salvage`)."""
 
 from __future__ import annotations
 
