@@ -6,7 +6,6 @@ import sqlite3
 
 import pytest
 
-from chatkeep.storage import sqlite
 from chatkeep.storage.migrations import Migration
 from chatkeep.storage.sqlite import SQLiteBackend, SQLiteSchema
 
@@ -26,7 +25,7 @@ def test_every_migration_is_recorded_by_name(spec) -> None:
         store.close()
 
 
-class _Failing(SQLiteSchema):
+class _FailingSchema(SQLiteSchema):
     """A schema whose registry ends with a migration that fails halfway."""
 
     def migrations(self):
@@ -40,15 +39,17 @@ class _Failing(SQLiteSchema):
         )
 
 
-def test_a_failing_migration_leaves_earlier_ones_applied_and_itself_not_at_all(
-    tmp_path, monkeypatch
-) -> None:
+class _Failing(SQLiteBackend):
+    """A backend made with that schema."""
+
+    schema_class = _FailingSchema
+
+
+def test_a_failing_migration_leaves_earlier_ones_applied_and_itself_not_at_all(tmp_path) -> None:
     """Each migration is its own transaction: 9001 stays, 9002's first statement is rolled back."""
     path = tmp_path / "m.db"
-    with monkeypatch.context() as patched:
-        patched.setattr(sqlite, "SQLiteSchema", _Failing)  # the schema the backend makes
-        with pytest.raises(Exception):  # noqa: B017 - the driver's error, translated or not
-            SQLiteBackend(str(path))
+    with pytest.raises(Exception):  # noqa: B017 - the driver's error, translated or not
+        _Failing(str(path))
     conn = sqlite3.connect(path)
     try:
         names = [r[0] for r in conn.execute("SELECT name FROM ck_migrations")]
@@ -59,7 +60,7 @@ def test_a_failing_migration_leaves_earlier_ones_applied_and_itself_not_at_all(
     assert "ck_test_ok" in tables and "ck_test_half" not in tables
     reopened = SQLiteBackend(str(path))  # the ordinary registry opens the store fine
     try:
-        assert isinstance(reopened.schema, SQLiteSchema)
+        assert type(reopened.schema) is SQLiteSchema
         assert "0003_sqlite_session_fts" in reopened.schema.applied_migrations()
     finally:
         reopened.close()

@@ -102,6 +102,8 @@ class PostgresSchema(Schema):
 
 class PostgresBackend(Backend):
     dialect = "postgresql"
+    #: The class of :attr:`schema` (a subclass of this backend may name its own).
+    schema_class: type[PostgresSchema] = PostgresSchema
     blob_type = "BYTEA"
     bytes_len = "octet_length"
     substring_fn = "strpos"
@@ -116,7 +118,7 @@ class PostgresBackend(Backend):
     def __init__(self, url: str) -> None:
         super().__init__()
         self.drawer = PostgresDrawerSearch(self)
-        self.schema = PostgresSchema(self)
+        self.schema = self.schema_class(self)
         self.description = _redact(url)
         try:
             import psycopg  # lazy: optional dependency, only for PostgreSQL stores

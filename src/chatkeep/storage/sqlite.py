@@ -158,6 +158,8 @@ class SQLiteBackend(Backend):
 
     dialect = "sqlite"
     drawer: SQLiteDrawerSearch
+    #: The class of :attr:`schema` (a subclass of this backend may name its own).
+    schema_class: type[SQLiteSchema] = SQLiteSchema
     local = True
     blob_type = "BLOB"
     bytes_len = "length"
@@ -165,7 +167,7 @@ class SQLiteBackend(Backend):
     def __init__(self, path: str) -> None:
         super().__init__()
         self.drawer = SQLiteDrawerSearch(self)
-        self.schema = SQLiteSchema(self)
+        self.schema = self.schema_class(self)
         self.path = path
         self._tail_added = 0  # message-search rows added since the tail was looked at
         self.description = f"sqlite://{path}" if path != ":memory:" else ":memory:"
