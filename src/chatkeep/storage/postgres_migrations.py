@@ -79,6 +79,18 @@ def _profile_trigram_indexes(backend: Any) -> bool:
     return True
 
 
+def _search_trigrams(backend: Any) -> bool:
+    """Migration 0015: the message-search rows' trigram index, with the extensions it needs
+    where the server gives them (each may be refused: not installed, no right); recorded with
+    or without them (searches then scan)."""
+    for ext in ("pg_trgm", "btree_gin"):
+        _may_fail(backend, f"CREATE EXTENSION IF NOT EXISTS {ext}")
+    stmt = search_schema.pg_trigram_statement(backend)
+    if stmt is not None:
+        backend.execute(stmt)
+    return True
+
+
 #: (table, column, index before 0012, index from 0012 on)
 PROFILE_TRIGRAM_INDEXES = (
     ("ck_sessions", "name_lc", "ck_sessions_name_trgm", "ck_sessions_name_ptrgm"),
@@ -94,7 +106,7 @@ DIGEST_LZ4 = Migration("0011_pg_digest_lz4", dialects=_PG, run=_lz4_digests)
 PROFILE_TRIGRAMS = Migration("0012_pg_profile_trigrams", dialects=_PG, run=_profile_trigram_indexes)
 #: The message-search rows, their trigram index, and the vectors' table.
 SEARCH_ROWS = Migration(search_schema.ROWS, search_schema.PG_ROW_TABLE, dialects=_PG)
-SEARCH_TRGM = Migration(search_schema.PG_TRGM, dialects=_PG, run=search_schema.pg_trgm)
+SEARCH_TRGM = Migration(search_schema.PG_TRGM, dialects=_PG, run=_search_trigrams)
 SEARCH_VECTORS = Migration(search_schema.VECTORS, search_schema.PG_VECTOR_TABLE, dialects=_PG)
 
 #: The registry, in order.

@@ -87,20 +87,6 @@ def pg_trigram_statement(backend: Any) -> str | None:
     return f"CREATE INDEX IF NOT EXISTS ck_search_trgm ON ck_search USING gin ({cols})"
 
 
-def pg_trgm(backend: Any) -> bool:
-    """Migration 0015 on PostgreSQL (recorded with or without ``pg_trgm``)."""
-    for ext in ("pg_trgm", "btree_gin"):  # each may be refused (not installed, no right)
-        backend.execute("SAVEPOINT ck_search_ext")
-        try:
-            backend.execute(f"CREATE EXTENSION IF NOT EXISTS {ext}")
-        except backend._psycopg.Error:
-            backend.execute("ROLLBACK TO SAVEPOINT ck_search_ext")
-    stmt = pg_trigram_statement(backend)
-    if stmt is not None:
-        backend.execute(stmt)
-    return True
-
-
 def backfill(backend: Any) -> bool:
     """Index every profile already stored (each one's rows written by :meth:`~.search_index.SearchRows.reindex`)."""
     backend.search_rows = True
