@@ -102,13 +102,13 @@ class SQLiteSchema(Schema):
 
     def rebuilt_by(self, migration: Migration) -> tuple[str, ...]:
         """The trigram tables and their triggers (made by ``run`` callables)."""
+        if migration.name == registry.SEARCH_TRGM.name:  # its triggers, unless 0018 replaced them
+            tail = registry.SEARCH_TAIL.name in self.applied_migrations()
+            return FTS_STATEMENTS[:1] if tail else FTS_STATEMENTS
         return {
             registry.SESSION_TEXT.name: TEXT_TABLE,
             registry.SESSION_NAMES.name: NAME_TABLE,
             registry.SESSION_ORDER.name: TRIGGERS,
-            registry.SEARCH_TRGM.name: FTS_STATEMENTS[:1]
-            if registry.SEARCH_TAIL.name in self.applied_migrations()
-            else FTS_STATEMENTS,
             registry.SEARCH_TAIL.name: TAIL_STATEMENTS,
         }.get(migration.name, ())
 
