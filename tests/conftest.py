@@ -73,3 +73,32 @@ def sqlite_spec(tmp_path: Any) -> StoreSpec:
 def pg_spec() -> StoreSpec:
     require_pg()
     return StoreSpec("postgres", PG_URL, "t_" + uuid.uuid4().hex)
+
+
+_EXIT_STATUS: list[int] = []
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    _EXIT_STATUS.append(int(exitstatus))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """A test that fails while other threads wait for it (on a barrier, an event) can leave
+    non-daemon threads waiting for ever: the interpreter would then never exit after the
+    summary, and a CI run would end only at its time limit. Threads still running a few seconds
+    after the run are named, and the process ends with the run's own status."""
+    import sys
+    import threading
+
+    lingering = [
+        t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon
+    ]
+    for t in lingering:
+        t.join(2)
+    lingering = [t for t in lingering if t.is_alive()]
+    if not lingering or not _EXIT_STATUS:
+        return
+    names = ", ".join(t.name for t in lingering)
+    print(f"\nthreads still running after the tests: {names}", file=sys.stderr, flush=True)
+    sys.stdout.flush()
+    os._exit(_EXIT_STATUS[-1])

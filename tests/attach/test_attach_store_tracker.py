@@ -134,7 +134,9 @@ def test_concurrent_attaches_lose_no_snapshot(spec, tmp_path):
         p.write_text(f"# Doc {i}\n\nbody {i}\n", encoding="utf-8")
         paths.append(p)
     errors: list[BaseException] = []
-    start = threading.Barrier(len(paths))
+    # a thread that fails before the barrier breaks it (timeout) instead of leaving the others
+    # waiting for ever, and daemon threads never keep the test run alive
+    start = threading.Barrier(len(paths), timeout=60)
 
     def work(path) -> None:
         try:
@@ -144,7 +146,7 @@ def test_concurrent_attaches_lose_no_snapshot(spec, tmp_path):
         except BaseException as exc:  # reported below
             errors.append(exc)
 
-    threads = [threading.Thread(target=work, args=(p,)) for p in paths]
+    threads = [threading.Thread(target=work, args=(p,), daemon=True) for p in paths]
     for t in threads:
         t.start()
     for t in threads:

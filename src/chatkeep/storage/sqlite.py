@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import stat
+import time
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
@@ -207,7 +208,7 @@ class SQLiteBackend(Backend):
         try:
             if not self.read_only:
                 if path != ":memory:":
-                    self._conn.execute("PRAGMA journal_mode=WAL")
+                    self._use_wal()
                 self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA foreign_keys=OFF")
             # 32 MiB of page cache (SQLite's default is 2 MiB): a search in a big drawer then
@@ -230,6 +231,22 @@ class SQLiteBackend(Backend):
             self.schema.migrate()
         self.schema.find_newer_schema()
         self._use_trigram_index()
+
+    def _use_wal(self) -> None:
+        """Put the file in WAL mode unless it is already. Switching takes SQLite's exclusive
+        lock and answers "database is locked" at once, without waiting, while another connection
+        opens the same new file (two commands started together): it is tried again until the
+        busy timeout."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            try:
+                if self._conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+                    self._conn.execute("PRAGMA journal_mode=WAL")
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.005)
 
     @staticmethod
     def _create_file(path: str) -> None:
