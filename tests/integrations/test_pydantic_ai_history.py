@@ -222,6 +222,34 @@ def test_null_values_that_are_data_come_back(store: chatkeep.Store) -> None:
     assert back[0].parts[0].content == {"found": None, "tries": 2}  # type: ignore[union-attr]
 
 
+def test_a_null_that_is_data_is_kept_after_messages_of_the_same_look(
+    store: chatkeep.Store,
+) -> None:
+    """A lean form that read back once is trusted for messages leaving out the same fields: a
+    tool result holding a null, saved after results that look the same without it (and after
+    many of the same shape that did read back), still keeps its null, each time."""
+    from pydantic_ai.messages import ToolReturnPart
+
+    def result(content: dict[str, Any]) -> ModelMessage:
+        return ModelRequest(parts=[ToolReturnPart(tool_name="lookup", content=content)])
+
+    saved: list[ModelMessage] = []
+    history = ChatkeepMessageHistory(store, "pai-11")
+    for k in range(12):
+        turn = [
+            result({"tries": k}),
+            ModelResponse(parts=[TextPart(content=f"found {k}")]),
+            result({"found": None, "tries": k}),
+        ]
+        history.add_messages(turn[:2])
+        history.add_messages(turn[2:])
+        saved.extend(turn)
+    back = history.messages()
+    assert _dump(back) == _dump(saved)
+    nulls = [m.parts[0].content for m in back[2::3]]  # type: ignore[union-attr]
+    assert nulls == [{"found": None, "tries": k} for k in range(12)]
+
+
 def test_messages_kept_as_json_text_still_read(store: chatkeep.Store) -> None:
     """A message is kept as its JSON object; entries written before that, holding the
     message's JSON text, read back the same, mixed with new ones."""
