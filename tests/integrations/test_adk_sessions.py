@@ -186,3 +186,53 @@ def test_entries_chatkeep_added_read_as_plain_events(store: chatkeep.Store) -> N
     got = asyncio.run(service.get_session(app_name="trips", user_id="ann", session_id="m1"))
     assert got is not None and got.events[:2] == before.events
     assert got.events[2].content.parts[0].text == "typed in the panel"  # type: ignore[union-attr,index]
+
+
+def test_every_stored_form_reads_back_whole(store: chatkeep.Store) -> None:
+    """An event without images is kept as its JSON object (``adk``), one with images under
+    ``adkEvent`` with data URLs; entries written before ``adk`` (the event's JSON text under
+    ``adkEvent``) read back the same beside them, and so do a PDF and an image of a type no browser
+    shows."""
+    from chatkeep.integrations.adk import EVENT_KEY, OBJECT_KEY
+
+    service = ChatkeepSessionService(store)
+    session = asyncio.run(service.create_session(app_name="t", user_id="u", session_id="forms"))
+
+    def event(*parts: types.Part) -> Event:
+        return Event(
+            author="user", invocation_id="i", content=types.Content(role="user", parts=list(parts))
+        )
+
+    pdf = types.Blob(mime_type="application/pdf", data=b"%PDF-1.4 not really\x00\xff")
+    odd = types.Blob(mime_type="image/x-unknown", data=b"\x00\x01 odd bytes")
+    events = [
+        event(types.Part(text="plain words")),
+        event(
+            types.Part(text="a picture"),
+            types.Part(inline_data=types.Blob(mime_type="image/png", data=PNG)),
+        ),
+        event(types.Part(text="a document"), types.Part(inline_data=pdf)),
+        event(types.Part(inline_data=odd)),
+    ]
+    for e in events:
+        asyncio.run(service.append_event(session, e))
+    sid = next(r["id"] for r in store.sessions.list() if r["id"].startswith("adk"))
+    entries = store.sessions.get(sid)["history"]  # type: ignore[index]
+    assert [OBJECT_KEY in e for e in entries] == [True, False, True, False]
+    assert isinstance(entries[1][EVENT_KEY], dict) and isinstance(entries[3][EVENT_KEY], dict)
+    # the older form: the event's JSON text, as entries written before the object form hold it
+    older = event(types.Part(text="written by an older chatkeep"))
+    store.sessions.extend(
+        sid,
+        [
+            {
+                "role": "user",
+                "content": "written by an older chatkeep",
+                EVENT_KEY: older.model_dump_json(exclude_none=True),
+            }
+        ],
+    )
+    got = asyncio.run(service.get_session(app_name="t", user_id="u", session_id="forms"))
+    assert got is not None and got.events == [*events, older]
+    assert got.events[2].content.parts[1].inline_data.data == pdf.data  # type: ignore[index,union-attr]
+    assert got.events[3].content.parts[0].inline_data.data == odd.data  # type: ignore[index,union-attr]

@@ -3,10 +3,13 @@
 ``ChatkeepSessionService(store)`` is an ADK ``BaseSessionService``: ``Runner(…,
 session_service=ChatkeepSessionService(store))`` keeps every ADK session as a saved chatkeep
 session (listed and searchable in the drawer, named after its first question). Events are
-kept whole (the event's own JSON form under ``adkEvent`` on each entry) and come back equal;
-an image's bytes (``inline_data``) are kept as the same data URL the drawer's image part holds,
-so the store keeps them once (an event without images is kept as its JSON text). Appending
-an event appends one entry: nothing stored is rewritten.
+kept whole, in the event's own JSON form (``model_dump_json(exclude_none=True)``), and come
+back equal: an event without images as that JSON object under ``adk`` (read by Pydantic's
+parser straight from the entry's stored text); an event with images under ``adkEvent``, each
+image's bytes (``inline_data``) as the same data URL the drawer's image part holds, so the
+store keeps them once. (Entries written before ``adk`` keep the event's JSON text under
+``adkEvent``; they read the same.) Appending an event appends one entry: nothing stored is
+rewritten.
 
 State follows ADK's scopes: session keys live with the session, ``app:`` keys are shared by the
 app's sessions and ``user:`` keys by one user's sessions in that app (``temp:`` keys are never
@@ -40,9 +43,20 @@ import chatkeep
 
 from ._common import Entry, SavedConversation, image_part
 
-__all__ = ["EVENT_KEY", "ChatkeepSessionService", "entry_to_event", "event_to_entry"]
+__all__ = [
+    "EVENT_KEY",
+    "OBJECT_KEY",
+    "ChatkeepSessionService",
+    "entry_to_event",
+    "event_to_entry",
+]
 
+#: An event showing images, its image bytes as data URLs (or, written before
+#: :data:`OBJECT_KEY`, any event as its JSON text).
 EVENT_KEY = "adkEvent"
+#: An event without images, as its JSON object: validated by Pydantic straight from the entry's
+#: stored text, with no JSON text inside it to unescape and parse again.
+OBJECT_KEY = "adk"
 
 
 def _h(*parts: str) -> str:
@@ -57,9 +71,10 @@ def _chatkeep_id(app: str, user: str, sid: str) -> str:
     return "adk" + _meta_key(app, user, sid)[len("adkSession_") :].replace("_", "")
 
 
-def _blob_urls(value: Any, to_url: bool) -> None:
+def _blob_urls(value: Any, to_url: bool) -> bool:
     """``inline_data`` images of a dumped event: URL-safe base64 (ADK's JSON form) to the
-    drawer's data URL (``to_url``), or back."""
+    drawer's data URL (``to_url``), or back; whether any was turned."""
+    turned = False
     stack = [value]
     while stack:
         v = stack.pop()
@@ -74,10 +89,13 @@ def _blob_urls(value: Any, to_url: bool) -> None:
             if to_url and mime.startswith("image/"):
                 raw = base64.urlsafe_b64decode(data + "=" * (-len(data) % 4))
                 blob["data"] = f"data:{mime};base64,{base64.b64encode(raw).decode('ascii')}"
+                turned = True
             elif not to_url and data.startswith("data:") and ";base64," in data:
                 raw = base64.b64decode(data.split(";base64,", 1)[1])
                 blob["data"] = base64.urlsafe_b64encode(raw).decode("ascii")
+                turned = True
         stack.extend(v.values())
+    return turned
 
 
 def _view(event: Event, dumped: dict[str, Any]) -> Entry:
@@ -114,15 +132,18 @@ def event_to_entry(event: Event) -> Entry:
         )
     text = event.model_dump_json(exclude_none=True)
     dumped = json.loads(text)
-    _blob_urls(dumped, to_url=True)  # images as the data URLs the view holds: stored once
+    # images as the data URLs the view holds: stored once
+    turned = _blob_urls(dumped, to_url=True)
     view = _view(event, dumped)
-    if not isinstance(view["content"], list):  # no image: kept as its JSON text, read as is
-        return {**view, EVENT_KEY: text}
+    if not isinstance(view["content"], list):  # shows no image: kept as it reads back
+        return {**view, OBJECT_KEY: json.loads(text) if turned else dumped}
     return {**view, EVENT_KEY: dumped}
 
 
 def entry_to_event(entry: Entry) -> Event:
     """The event an entry keeps, or a plain text event for entries chatkeep wrote."""
+    if isinstance(entry.get(OBJECT_KEY), dict):
+        return Event.model_validate_json(json.dumps(entry[OBJECT_KEY]))
     kept = entry.get(EVENT_KEY)
     if isinstance(kept, str):
         return Event.model_validate_json(kept)
@@ -142,15 +163,21 @@ def entry_to_event(entry: Entry) -> Event:
     )
 
 
-class _Kept(TypedDict):
-    """What a read needs of a stored entry: the event it keeps, as its JSON text (validated on
-    the way, in Rust), or as the parsed form when it shows images."""
+class _Kept(TypedDict, total=False):
+    """What a read needs of a stored entry: the event it keeps (validated on the way, in Rust),
+    from its JSON object or, written before :data:`OBJECT_KEY`, its JSON text; or the parsed
+    form when it shows images (its data URLs still to turn back)."""
 
+    adk: Event
     adkEvent: Annotated[Json[Event] | dict[str, Any], Field(union_mode="left_to_right")]
 
 
 _KEPT = TypeAdapter(list[_Kept])
 _CHUNK = 32  # entries validated per call (as the Pydantic AI adapter reads)
+
+
+class _NotKept(Exception):
+    """An entry keeping no ADK event (one chatkeep itself added)."""
 
 
 def _events(saved: SavedConversation) -> list[Event]:
@@ -161,12 +188,17 @@ def _events(saved: SavedConversation) -> list[Event]:
     try:
         for i in range(0, len(texts), _CHUNK):
             for k in _KEPT.validate_json("[" + ",".join(texts[i : i + _CHUNK]) + "]"):
+                if "adk" in k:
+                    out.append(k["adk"])
+                    continue
+                if "adkEvent" not in k:  # an entry chatkeep itself added
+                    raise _NotKept
                 kept = k["adkEvent"]
                 if isinstance(kept, dict):  # an event with images: its data URLs turned back
                     _blob_urls(kept, to_url=False)
                     kept = Event.model_validate(kept)
                 out.append(kept)
-    except ValidationError:  # an entry chatkeep wrote, or a text that does not read
+    except (ValidationError, _NotKept):  # an entry chatkeep wrote, or a text that does not read
         return [entry_to_event(e) for e in saved.entries()]
     return out
 
