@@ -236,3 +236,37 @@ def test_every_stored_form_reads_back_whole(store: chatkeep.Store) -> None:
     assert got is not None and got.events == [*events, older]
     assert got.events[2].content.parts[1].inline_data.data == pdf.data  # type: ignore[index,union-attr]
     assert got.events[3].content.parts[0].inline_data.data == odd.data  # type: ignore[index,union-attr]
+
+
+def test_values_chatkeep_does_not_store_as_values_are_kept_as_text(store: chatkeep.Store) -> None:
+    """An event holding an integer beyond 64 bits (a tool call's argument) is kept as its JSON
+    text, with or without images, and reads back equal beside events kept as objects."""
+    from chatkeep.integrations.adk import EVENT_KEY, OBJECT_KEY
+
+    service = ChatkeepSessionService(store)
+    session = asyncio.run(service.create_session(app_name="t", user_id="u", session_id="big"))
+    call = types.Part(function_call=types.FunctionCall(name="count", args={"start": 10**30}))
+    picture = types.Part(inline_data=types.Blob(mime_type="image/png", data=PNG))
+    events = [
+        Event(
+            author="user",
+            invocation_id="i",
+            content=types.Content(role="user", parts=[types.Part(text="count")]),
+        ),
+        Event(
+            author="helper", invocation_id="i", content=types.Content(role="model", parts=[call])
+        ),
+        Event(
+            author="user",
+            invocation_id="i",
+            content=types.Content(role="user", parts=[picture, call]),
+        ),
+    ]
+    for e in events:
+        asyncio.run(service.append_event(session, e))
+    got = asyncio.run(service.get_session(app_name="t", user_id="u", session_id="big"))
+    assert got is not None and got.events == events
+    sid = next(r["id"] for r in store.sessions.list() if r["id"].startswith("adk"))
+    entries = store.sessions.get(sid)["history"]  # type: ignore[index]
+    assert [OBJECT_KEY in e for e in entries] == [True, False, False]
+    assert all(isinstance(e[EVENT_KEY], str) for e in entries[1:])

@@ -233,3 +233,25 @@ def test_an_image_type_the_store_refuses_is_still_kept_verbatim(store: chatkeep.
     session = ChatkeepSession(store, "svg-1")
     asyncio.run(session.add_items([item]))
     assert asyncio.run(session.get_items()) == [item]
+
+
+def test_values_chatkeep_does_not_store_as_values_are_kept_as_text(store: chatkeep.Store) -> None:
+    """An item holding an integer beyond 64 bits is kept as its JSON text beside items kept as
+    objects; all come back equal."""
+    from chatkeep.integrations.agents import ITEM_KEY
+
+    session = ChatkeepSession(store, "agents-big")
+    items = [
+        {"role": "user", "content": "count"},
+        {
+            "type": "function_call",
+            "call_id": "c1",
+            "name": "count",
+            "arguments": "{}",
+            "seed": 2**70,
+        },
+    ]
+    asyncio.run(session.add_items(items))
+    assert asyncio.run(session.get_items()) == items
+    entries = store.sessions.get("agents-big")["history"]  # type: ignore[index]
+    assert [type(e[ITEM_KEY]) for e in entries] == [dict, str]

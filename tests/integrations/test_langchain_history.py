@@ -182,3 +182,17 @@ def test_filter_composes_before_a_chat_model() -> None:
         == "ok"
     )
     assert IMG not in str(seen[0]) and "first" in str(seen[0])
+
+
+def test_values_chatkeep_does_not_store_as_values_are_kept_as_text(store: chatkeep.Store) -> None:
+    """A message holding an integer beyond 64 bits (a tool call's argument) is kept as its JSON
+    text beside messages kept as objects; all read back equal."""
+    from chatkeep.integrations.langchain import MESSAGE_KEY
+
+    history = ChatkeepChatMessageHistory(store, "lc-big")
+    call = {"name": "count", "args": {"start": 10**30}, "id": "c1", "type": "tool_call"}
+    saved = [HumanMessage(content="count"), AIMessage(content="", tool_calls=[call])]
+    history.add_messages(saved)
+    assert history.messages == saved
+    entries = store.sessions.get("lc-big")["history"]  # type: ignore[index]
+    assert [type(e[MESSAGE_KEY]) for e in entries] == [dict, str]

@@ -250,6 +250,44 @@ def test_a_null_that_is_data_is_kept_after_messages_of_the_same_look(
     assert nulls == [{"found": None, "tries": k} for k in range(12)]
 
 
+def test_values_chatkeep_does_not_store_as_values_are_kept_as_text(
+    store: chatkeep.Store,
+) -> None:
+    """A message holding what chatkeep does not store as a value (an integer beyond 64 bits,
+    nesting deeper than 99 levels) is kept as its JSON text, images included, beside messages
+    kept as objects: nothing is refused and every message reads back equal."""
+    from pydantic_ai.messages import ToolCallPart, ToolReturnPart
+
+    from chatkeep.integrations.pydantic_ai import MESSAGE_KEY, OBJECT_KEY
+
+    deep: Any = "bottom"
+    for _ in range(120):
+        deep = [deep]
+    saved: list[ModelMessage] = [
+        ModelRequest(parts=[UserPromptPart(content="count the grains")]),
+        ModelResponse(parts=[ToolCallPart(tool_name="count", args={"start": 10**30})]),
+        ModelRequest(parts=[ToolReturnPart(tool_name="count", content={"nested": deep})]),
+        ModelRequest(
+            parts=[
+                UserPromptPart(
+                    content=["and this one", BinaryContent(_png(), media_type="image/png")]
+                ),
+                ToolReturnPart(tool_name="count", content=2**70),
+            ]
+        ),
+        ModelResponse(parts=[TextPart(content="many")]),
+    ]
+    history = ChatkeepMessageHistory(store, "pai-12")
+    history.add_messages(saved)
+    back = history.messages()
+    assert _dump(back) == _dump(saved)
+    assert back[1].parts[0].args == {"start": 10**30}  # type: ignore[union-attr]
+    entries = store.sessions.get("pai-12")["history"]  # type: ignore[index]
+    assert [OBJECT_KEY in e for e in entries] == [True, False, False, False, True]
+    assert all(isinstance(e[MESSAGE_KEY], str) for e in entries[1:4])
+    assert entries[3]["content"][1]["type"] == "image_url"  # the drawer still shows the image
+
+
 def test_messages_kept_as_json_text_still_read(store: chatkeep.Store) -> None:
     """A message is kept as its JSON object; entries written before that, holding the
     message's JSON text, read back the same, mixed with new ones."""

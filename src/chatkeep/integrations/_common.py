@@ -9,6 +9,7 @@ URLs inside both are the same string, so the store keeps their bytes once (conte
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -40,7 +41,19 @@ class SavedConversation:
         texts: list[str] | None = self.store.sessions.entries_json(self.session_id)
         return texts or []
 
-    def extend(self, new: list[Entry]) -> None:
+    def extend(self, new: list[Entry], as_text: Callable[[Entry], Entry] | None = None) -> None:
+        """Append ``new``. An entry keeping its framework object as a JSON object that chatkeep
+        does not store as a value (an integer beyond 64 bits, nesting deeper than 99 levels)
+        is given to ``as_text``, which keeps the object as its JSON text instead: the adapter
+        reads both forms, so nothing the framework gave is refused or lost."""
+        try:
+            self._extend(new)
+        except chatkeep.InvalidEntry:
+            if as_text is None:
+                raise
+            self._extend([_storable(e, as_text) for e in new])
+
+    def _extend(self, new: list[Entry]) -> None:
         if not new:
             return
         # what is saved is not rewritten; a session not saved yet is created with the entries
@@ -57,6 +70,24 @@ class SavedConversation:
 
     def clear(self) -> None:
         self.store.sessions.delete(self.session_id)
+
+
+def kept_as_text(key: str) -> Callable[[Entry], Entry]:
+    """An ``as_text`` for :meth:`SavedConversation.extend`: the object under ``key`` as its
+    JSON text (an adapter whose object keeps its images verbatim, so nothing to turn back)."""
+
+    def as_text(entry: Entry) -> Entry:
+        return {**entry, key: json.dumps(entry[key], ensure_ascii=False)}
+
+    return as_text
+
+
+def _storable(entry: Entry, as_text: Callable[[Entry], Entry]) -> Entry:
+    try:
+        chatkeep.validate_entry(entry)
+        return entry
+    except chatkeep.InvalidEntry:
+        return as_text(entry)
 
 
 def image_part(url: Any) -> dict[str, Any]:

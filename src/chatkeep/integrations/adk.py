@@ -140,6 +140,20 @@ def event_to_entry(event: Event) -> Entry:
     return {**view, EVENT_KEY: dumped}
 
 
+def _as_text(entry: Entry) -> Entry:
+    """An entry keeping its event as ADK's JSON text (under :data:`EVENT_KEY`, its images'
+    bytes as ADK dumps them): for an event holding what chatkeep does not store as a value, an
+    integer beyond 64 bits say."""
+    out = {k: v for k, v in entry.items() if k not in (OBJECT_KEY, EVENT_KEY)}
+    kept = entry.get(OBJECT_KEY, entry.get(EVENT_KEY))
+    if isinstance(kept, dict):
+        if OBJECT_KEY not in entry:  # shows images: their data URLs turned back
+            _blob_urls(kept, to_url=False)
+        kept = json.dumps(kept, ensure_ascii=False, separators=(",", ":"))
+    out[EVENT_KEY] = kept
+    return out
+
+
 def entry_to_event(entry: Entry) -> Event:
     """The event an entry keeps, or a plain text event for entries chatkeep wrote."""
     if isinstance(entry.get(OBJECT_KEY), dict):
@@ -353,5 +367,5 @@ class ChatkeepSessionService(BaseSessionService):
         meta: dict[str, Any],
         delta: dict[str, Any],
     ) -> None:
-        saved.extend([entry])
+        saved.extend([entry], as_text=_as_text)
         self._save_deltas(key, meta, delta)

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import chatkeep
 
-from ._common import Entry, SavedConversation, apply_request_rules, image_part
+from ._common import Entry, SavedConversation, apply_request_rules, image_part, kept_as_text
 
 if TYPE_CHECKING:
     from agents.run_config import CallModelData, ModelInputData
@@ -95,6 +95,8 @@ def item_to_entry(item: Any) -> Entry:
 def entry_to_item(entry: Entry) -> dict[str, Any]:
     """The SDK item an entry holds, or a plain message for entries chatkeep wrote."""
     item = entry.get(ITEM_KEY)
+    if isinstance(item, str):  # kept as its JSON text: it holds what is no chatkeep value
+        item = json.loads(item)
     if isinstance(item, dict):
         return item
     content = entry.get("content")
@@ -134,7 +136,7 @@ class ChatkeepSession:
     async def add_items(self, items: list[Any]) -> None:
         entries = [item_to_entry(i) for i in items]
         async with self._lock:
-            await asyncio.to_thread(self._saved.extend, entries)
+            await asyncio.to_thread(self._saved.extend, entries, kept_as_text(ITEM_KEY))
 
     async def pop_item(self) -> Any | None:
         async with self._lock:

@@ -20,6 +20,7 @@ imported — it is the only chatkeep module that does.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -35,7 +36,7 @@ from langchain_core.runnables import RunnableLambda
 
 import chatkeep
 
-from ._common import Entry, SavedConversation, apply_request_rules, image_part
+from ._common import Entry, SavedConversation, apply_request_rules, image_part, kept_as_text
 
 MESSAGE_KEY = "langchainMessage"
 _ROLES = {"human": "user", "ai": "assistant", "AIMessageChunk": "assistant"}
@@ -131,6 +132,8 @@ def _lc_content(content: Any) -> Any:
 
 def entry_to_message(entry: Entry) -> BaseMessage:
     kept = entry.get(MESSAGE_KEY)
+    if isinstance(kept, str):  # kept as its JSON text: it holds what is no chatkeep value
+        kept = json.loads(kept)
     if isinstance(kept, dict):
         return messages_from_dict([kept])[0]
     content = _lc_content(entry.get("content"))
@@ -151,7 +154,7 @@ class ChatkeepChatMessageHistory(BaseChatMessageHistory):
         return [entry_to_message(e) for e in self._saved.entries()]
 
     def add_messages(self, messages: Sequence[BaseMessage]) -> None:
-        self._saved.extend([message_to_entry(m) for m in messages])
+        self._saved.extend([message_to_entry(m) for m in messages], kept_as_text(MESSAGE_KEY))
 
     def clear(self) -> None:
         self._saved.clear()

@@ -305,6 +305,18 @@ def _restored(entry: Entry) -> bytes:
     return _json(kept)
 
 
+def _as_text(entry: Entry) -> Entry:
+    """An entry keeping its message as Pydantic AI's JSON text (under :data:`MESSAGE_KEY`, its
+    images' bytes as Pydantic AI dumps them): for a message holding what chatkeep does not
+    store as a value, an integer beyond 64 bits say."""
+    out = {k: v for k, v in entry.items() if k not in (OBJECT_KEY, MESSAGE_KEY)}
+    if isinstance(entry.get(OBJECT_KEY), dict):
+        out[MESSAGE_KEY] = _json(entry[OBJECT_KEY]).decode("utf-8")
+    else:
+        out[MESSAGE_KEY] = _restored(entry).decode("utf-8")
+    return out
+
+
 def _json(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
@@ -382,7 +394,7 @@ class ChatkeepMessageHistory:
 
     def add_messages(self, messages: Sequence[ModelMessage]) -> None:
         """Append messages (``result.new_messages()``)."""
-        self._saved.extend(messages_to_entries(messages))
+        self._saved.extend(messages_to_entries(messages), as_text=_as_text)
 
     def clear(self) -> None:
         self._saved.clear()
