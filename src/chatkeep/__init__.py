@@ -76,6 +76,7 @@ _LAZY: dict[str, str] = {
     "build_request": ".rules.wire",
     "cap_turn_images": ".rules.images",
     "check_id": ".limits",
+    "check_value": ".limits",
     "check_settings": ".rules.settings",
     "compact_entry_image_parts": ".rules.labels",
     "data_url_mime": ".dataurl",
@@ -176,7 +177,7 @@ if TYPE_CHECKING:
         find_session,
         import_file,
     )
-    from .limits import check_id, parse_json
+    from .limits import check_id, check_value, parse_json
     from .providers import (
         CardRegistry,
         validate_card,
@@ -308,6 +309,7 @@ __all__ = [
     "cap_turn_images",
     "check_id",
     "check_settings",
+    "check_value",
     "compact_entry_image_parts",
     "data_url_mime",
     "decode_data_url",

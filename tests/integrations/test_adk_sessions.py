@@ -270,3 +270,21 @@ def test_values_chatkeep_does_not_store_as_values_are_kept_as_text(store: chatke
     entries = store.sessions.get(sid)["history"]  # type: ignore[index]
     assert [OBJECT_KEY in e for e in entries] == [True, False, False]
     assert all(isinstance(e[EVENT_KEY], str) for e in entries[1:])
+
+
+def test_a_state_value_the_store_refuses_writes_nothing(store: chatkeep.Store) -> None:
+    """An event whose state delta holds a value chatkeep does not store (an integer beyond 64
+    bits) is refused with a typed error before anything is written: neither the event nor any
+    state."""
+    service = ChatkeepSessionService(store)
+    session = asyncio.run(service.create_session(app_name="t", user_id="u", session_id="st"))
+    event = Event(
+        author="helper",
+        invocation_id="i",
+        content=types.Content(role="model", parts=[types.Part(text="counted")]),
+        actions=EventActions(state_delta={"app:total": 2**70, "seen": True}),
+    )
+    with pytest.raises(chatkeep.InvalidValue, match="app:total"):
+        asyncio.run(service.append_event(session, event))
+    got = asyncio.run(service.get_session(app_name="t", user_id="u", session_id="st"))
+    assert got is not None and got.events == [] and got.state == {}

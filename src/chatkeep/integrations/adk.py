@@ -367,5 +367,8 @@ class ChatkeepSessionService(BaseSessionService):
         meta: dict[str, Any],
         delta: dict[str, Any],
     ) -> None:
+        for name, value in delta.items():  # a value the store refuses: refused before any write
+            if not name.startswith(State.TEMP_PREFIX):
+                chatkeep.check_value(value, f"the ADK state value {name!r}")
         saved.extend([entry], as_text=_as_text)
         self._save_deltas(key, meta, delta)
