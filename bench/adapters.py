@@ -15,6 +15,13 @@ For every adapter whose framework is installed, in the same run:
 
 Both sides of a pair run interleaved, a turn (or a read) on one and then the same on the other,
 the order swapped every round, so a busy machine slows both alike and neither always goes first.
+Before each timed read the garbage collector runs, outside the figure: a full collection costs
+in proportion to everything the process holds (both sides and all four frameworks), and without
+this its turns locked onto one side's reads for a whole run — the same code measured 0.82–0.90×
+in most runs and 1.11–1.15× in two of nine (the Agents SDK read); with it, 0.81–0.90× in six
+of six. A read still pays for the collections its own allocations set off. Writes are timed
+without it: a collection before every turn leaves the processor's caches cold, which doubled
+both sides' turn (0.6 → 1.4 ms).
 
 Peers: the Agents SDK's ``SQLiteSession``; LangChain's ``SQLChatMessageHistory`` on an SQLite
 file (``langchain-community``); Pydantic AI's documented pattern (each run's
@@ -28,6 +35,7 @@ Run alone: ``python -m bench.adapters [--turns N] [--reads N] [--only NAME]``;
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import sqlite3
 import statistics
@@ -63,8 +71,12 @@ def _index_bytes(path: str) -> int | None:
     return int(got[0] or 0)
 
 
-def _timed(fn: Callable[[], Any]) -> tuple[float, float, Any]:
-    """Wall and CPU seconds of ``fn()``, and what it returned."""
+def _timed(fn: Callable[[], Any], collect: bool = False) -> tuple[float, float, Any]:
+    """Wall and CPU seconds of ``fn()``, and what it returned. With ``collect`` the garbage
+    collector runs first, outside the figure, so ``fn`` pays for the collections its own
+    allocations set off and not for ones the other side left pending (module docstring)."""
+    if collect:
+        gc.collect()
     t, c = time.perf_counter(), time.process_time()
     got = fn()
     return time.perf_counter() - t, time.process_time() - c, got
@@ -103,7 +115,7 @@ def _measure(pair: Pair, root: str, turns: int, reads: int) -> dict[str, dict[st
             targets[side].read()  # a first read outside the figures: caches as an app has them
         for k in range(reads):
             for side in _order(k):
-                w, c, got = _timed(targets[side].read)
+                w, c, got = _timed(targets[side].read, collect=True)
                 wall[side].append(w)
                 cpu[side].append(c)
                 assert got == READ_ITEMS, f"{pair.name} {side} read {got}, not {READ_ITEMS}"
