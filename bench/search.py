@@ -235,52 +235,70 @@ PREPARED_AFTER = 5
 DRAWER_ROUNDS = 25
 
 
-def drawer_growth(url: str, rounds: int, log: Callable[[str], None]) -> dict[str, Any]:
-    """Drawer search of a 100- and a 10,000-session profile in a shared database, as a user
+def drawer_growth(
+    url: str,
+    rounds: int,
+    log: Callable[[str], None],
+    sizes: tuple[int, int] = (100, 10_000),
+    prefix: str = "bench_drawer_",
+) -> dict[str, Any]:
+    """Drawer search of a 100- and a 10,000-session profile (``sizes``; the profiles are
+    ``prefix`` and the size, filled on first use) in a shared database, as a user
     meets it two ways: ``first`` — the first search on a new connection (a ``chatkeep``
     command: its statements are planned for their parameters on every call), the median of
     ``rounds`` new connections a query; ``steady`` — a search on a connection that has made it
     before (the panel, a library user: the statements are prepared), the median of
-    ``rounds`` calls a query after :data:`PREPARED_AFTER` + 1 untimed ones. Each figure is the
+    ``rounds`` calls a query after :data:`PREPARED_AFTER` + 1 untimed ones, both profiles on one
+    connection. Each figure is the
     median of the queries' medians; its growth is 10,000 against 100.
 
     Until Dec 3 2026 this took one untimed call and then ``rounds`` timed ones (5 in the
     bench's command): the first few of those ran unprepared and the rest prepared, a mix that
     moved with ``rounds`` (1.30-1.58x at 5 rounds, 1.00-1.29x at 25, the same code and data).
-    Each search takes 1-6 ms, so a query is sampled :data:`DRAWER_ROUNDS` times at least."""
+    Each search takes 1-6 ms, so a query is sampled :data:`DRAWER_ROUNDS` times at least; the
+    two sizes are measured interleaved, a search on one and then the same on the other (the
+    first alternating), so a machine that speeds up or slows down meanwhile moves both."""
     rounds = max(rounds, DRAWER_ROUNDS)
-    out: dict[str, Any] = {}
-    for n in (100, 10_000):
-        profile = f"bench_drawer_{n}"
-        with chatkeep.open(url, profile=profile) as store:
+    for n in sizes:
+        with chatkeep.open(url, profile=f"{prefix}{n}") as store:
             if not store.sessions.list(limit=1):
                 _fill(store, n, 20)  # digests of about 4,000 characters, as bench.scale's
                 store._backend.refresh_statistics()
-        with chatkeep.open(url, profile="bench_admin") as admin:
-            admin._backend.execute("VACUUM (ANALYZE) ck_sessions, ck_session_digest")
-        first: dict[str, list[float]] = {q: [] for q in DRAWER_QUERIES}
-        for _ in range(rounds):
-            for q in DRAWER_QUERIES:
-                with chatkeep.open(url, profile=profile) as store:
-                    store.sessions.list(limit=1)  # the connection opened, outside the figure
-                    first[q] += _timed(
-                        lambda q=q: store.sessions.list(q, limit=chatkeep.DRAWER_PAGE), 1
-                    )
-        with chatkeep.open(url, profile=profile) as store:
+    with chatkeep.open(url, profile="bench_admin") as admin:
+        admin._backend.execute("VACUUM (ANALYZE) ck_sessions, ck_session_digest")
+    samples: dict[tuple[str, int], dict[str, list[float]]] = {
+        (way, n): {q: [] for q in DRAWER_QUERIES} for way in ("first", "steady") for n in sizes
+    }
+
+    def search(store: chatkeep.Store, q: str) -> float:
+        return _timed(lambda: store.sessions.list(q, limit=chatkeep.DRAWER_PAGE), 1)[0]
+
+    with chatkeep.open(url, profile="bench_admin") as base:
+        # both profiles on one connection: two connections are two server processes, which
+        # the machine may serve unequally (the same search on two of them measured 0.97 and
+        # 1.65 ms side by side); on one, only the profile differs
+        kept = {n: chatkeep.Store(base._backend, f"{prefix}{n}") for n in sizes}
+        for n in sizes:
             for q in DRAWER_QUERIES:
                 for _ in range(PREPARED_AFTER + 1):
-                    store.sessions.list(q, limit=chatkeep.DRAWER_PAGE)
-            steady = {
-                q: _timed(lambda q=q: store.sessions.list(q, limit=chatkeep.DRAWER_PAGE), rounds)
-                for q in DRAWER_QUERIES
-            }
-        out[n] = {}
-        for way, samples in (("first", first), ("steady", steady)):
-            per = {q: statistics.median(v) for q, v in samples.items()}
-            out[n][way] = {"median": statistics.median(per.values()), "per query": per}
-            log(f"  drawer {n}, {way}: {_ms(out[n][way]['median'])} {_per_ms(per)}")
+                    search(kept[n], q)
+        for r in range(rounds):  # the sizes interleaved, the first alternating
+            for q in DRAWER_QUERIES:
+                for n in sizes if r % 2 == 0 else sizes[::-1]:
+                    samples["steady", n][q].append(search(kept[n], q))
+        for r in range(rounds):  # new connections apart: each disturbs the server's caches
+            for q in DRAWER_QUERIES:
+                for n in sizes if r % 2 == 0 else sizes[::-1]:
+                    with chatkeep.open(url, profile=f"{prefix}{n}") as store:
+                        store.sessions.list(limit=1)  # the connection opened, outside the figure
+                        samples["first", n][q].append(search(store, q))
+    out: dict[str, Any] = {"sizes": sizes, **{n: {} for n in sizes}}
+    for (way, n), by_query in samples.items():
+        per = {q: statistics.median(v) for q, v in by_query.items()}
+        out[n][way] = {"median": statistics.median(per.values()), "per query": per}
+        log(f"  drawer {n}, {way}: {_ms(out[n][way]['median'])} {_per_ms(per)}")
     for way in ("first", "steady"):
-        out["growth " + way] = out[10_000][way]["median"] / out[100][way]["median"]
+        out["growth " + way] = out[sizes[1]][way]["median"] / out[sizes[0]][way]["median"]
     out["growth"] = max(out["growth first"], out["growth steady"])
     return out
 
@@ -328,11 +346,12 @@ def _ms(s: float) -> str:
 def report(res: dict[str, Any]) -> None:
     for backend, r in res.items():
         if backend == "drawer growth":
+            small, big = r["sizes"]
             for way in ("first", "steady"):
                 print(
-                    f"drawer search, shared PostgreSQL, {way} search: 100 sessions"
-                    f" {_ms(r[100][way]['median'])}, 10,000 sessions"
-                    f" {_ms(r[10_000][way]['median'])}, growth {r['growth ' + way]:.2f}× (≤ 1.5×)"
+                    f"drawer search, shared PostgreSQL, {way} search: {small:,} sessions"
+                    f" {_ms(r[small][way]['median'])}, {big:,} sessions"
+                    f" {_ms(r[big][way]['median'])}, growth {r['growth ' + way]:.2f}× (≤ 1.5×)"
                 )
             continue
         print(
