@@ -185,3 +185,34 @@ def test_blank_query_finds_nothing(store: chatkeep.Store) -> None:
     assert store.search("   ", mode="text") == []
     with pytest.raises(chatkeep.InvalidValue):
         store.search(None, mode="text")  # type: ignore[arg-type]
+
+
+def test_terms_of_every_density_are_found_past_the_newest_rows(store: chatkeep.Store) -> None:
+    """A profile holding more chunks than a PostgreSQL search reads first
+    (``search_query.PROBE_ROWS``): a word held densely, one in every 50th entry (read on
+    newest first), one in two old entries only (answered by the trigram index) and a miss
+    are each found in full — the same hits on both backends, whichever way the rest is read."""
+    from chatkeep.storage.search_query import DENSE_HITS, PROBE_ROWS
+
+    n = PROBE_ROWS * 5 // 2
+    body = []
+    for i in range(n):
+        words = [f"entry {i}", "densewd"]
+        if i % 50 == 0:
+            words.append("midwd")
+        if i in (5, 10):
+            words.append("sparsewd")
+        body.append({"role": "user", "content": " ".join(words)})
+    assert len(store.sessions.add_many([({"id": "many", "name": "Many"}, body)])) == 1
+    newest = [i for i in range(n - PROBE_ROWS, n) if i % 50 == 0]
+    assert DENSE_HITS <= len(newest) < 50  # the mid word is read on past the newest rows
+
+    def found(word: str, limit: int = 100) -> list[int]:
+        hits = store.search(word, mode="text", where="session", limit=limit)
+        assert all(h["sessionId"] == "many" for h in hits)
+        return sorted(h["index"] for h in hits)
+
+    assert found("sparsewd") == [5, 10]
+    assert found("midwd") == list(range(0, n, 50))
+    assert len(found("densewd")) == 100
+    assert found("nosuchwd") == []
