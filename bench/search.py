@@ -249,8 +249,8 @@ def drawer_growth(
     ``rounds`` new connections a query; ``steady`` — a search on a connection that has made it
     before (the panel, a library user: the statements are prepared), the median of
     ``rounds`` calls a query after :data:`PREPARED_AFTER` + 1 untimed ones, both profiles on one
-    connection. Each figure is the
-    median of the queries' medians; its growth is 10,000 against 100.
+    connection. Each figure is the median of the queries' medians; its growth is 10,000
+    against 100.
 
     Until Dec 3 2026 this took one untimed call and then ``rounds`` timed ones (5 in the
     bench's command): the first few of those ran unprepared and the rest prepared, a mix that

@@ -87,7 +87,7 @@ def _server_candidates(tx: Tx, found: list[str], places: list[str], window: int)
     index; each way is fixed with the planner's settings, not left to its estimate."""
     b = tx._b
     b.plan_each_statement()  # a plan for these very terms and bounds
-    where = f"s.profile=? AND s.place IN ({','.join('?' * len(places))})"
+    where = f"s.profile=? AND s.place IN ({tx.marks(len(places))})"
     keys = (tx.profile, *places)
     low, n = b.query(
         f"SELECT min(rid), count(*) FROM (SELECT s.rid FROM ck_search s WHERE {where}"
@@ -97,7 +97,10 @@ def _server_candidates(tx: Tx, found: list[str], places: list[str], window: int)
     if not n:
         return []
     cond = "".join(" AND s.body ILIKE ?" for _ in found)
-    sql = f"SELECT {COLUMNS} FROM ck_search s WHERE {where}{cond} AND s.rid {{}} ? ORDER BY s.rid DESC LIMIT ?"
+    sql = (  # {} is the bound on rid: the newest rows (>=) or the rest (<)
+        f"SELECT {COLUMNS} FROM ck_search s WHERE {where}{cond}"
+        " AND s.rid {} ? ORDER BY s.rid DESC LIMIT ?"
+    )
     likes = tuple(map(_like, found))
     hits = _planned(tx, _WALK, sql.format(">="), (*keys, *likes, low, window))
     if len(hits) >= window or n < PROBE_ROWS:
