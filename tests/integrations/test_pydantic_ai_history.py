@@ -335,3 +335,39 @@ def test_a_usage_keeps_only_its_counts_and_reads_back_whole(store: chatkeep.Stor
         "details": {"reasoning_tokens": 0},
     }
     assert entries[2][OBJECT_KEY]["usage"] == {}
+
+
+def test_a_null_field_of_the_callers_object_is_kept_after_plain_values_of_its_look(
+    store: chatkeep.Store,
+) -> None:
+    """A tool result that is an object of the caller's (a Pydantic model) with a null field is
+    dumped by Pydantic without that field when nulls are left out, the same as a plain value
+    without it: saved after many plain values of that look (each read back and trusted), it
+    still keeps its null. Messages of Pydantic AI's own objects alone are kept lean."""
+    from pydantic import BaseModel
+    from pydantic_ai.messages import ToolReturnPart
+
+    from chatkeep.integrations.pydantic_ai import OBJECT_KEY
+
+    class Found(BaseModel):
+        tries: int
+        found: str | None = None
+
+    def result(content: Any) -> ModelMessage:
+        return ModelRequest(parts=[ToolReturnPart(tool_name="lookup", content=content)])
+
+    history = ChatkeepMessageHistory(store, "pai-13")
+    saved: list[ModelMessage] = []
+    for k in range(12):
+        turn = [result({"tries": k}), ModelResponse(parts=[TextPart(content=f"found {k}")])]
+        history.add_messages(turn)
+        saved.extend(turn)
+    last = [result(Found(tries=12)), ModelRequest(parts=[UserPromptPart(content="and?")])]
+    history.add_messages(last)
+    saved.extend(last)
+    back = history.messages()
+    assert _dump(back) == _dump(saved)
+    assert back[-2].parts[0].content == {"tries": 12, "found": None}  # type: ignore[union-attr]
+    entries = store.sessions.get("pai-13")["history"]  # type: ignore[index]
+    assert "timestamp" not in entries[-1][OBJECT_KEY]  # a request's null timestamp left out
+    assert entries[-2][OBJECT_KEY]["parts"][0]["content"] == {"tries": 12, "found": None}

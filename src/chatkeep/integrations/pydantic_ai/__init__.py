@@ -31,9 +31,6 @@ from __future__ import annotations
 import asyncio
 import base64
 import dataclasses
-import functools
-import json
-import threading
 from collections.abc import Sequence
 from typing import Annotated, Any
 
@@ -52,7 +49,9 @@ from typing_extensions import TypedDict  # Pydantic reads a TypedDict from here 
 
 import chatkeep
 
-from ._common import Entry, SavedConversation, apply_request_rules, image_part
+from .._common import Entry, SavedConversation, apply_request_rules, image_part
+from .lean import message_json as _json
+from .lean import message_objects as _message_objects
 
 __all__ = [
     "MESSAGE_KEY",
@@ -169,114 +168,6 @@ def messages_to_entries(messages: Sequence[ModelMessage]) -> list[Entry]:
     return out
 
 
-def _message_objects(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]:
-    """Pydantic AI's JSON of each message, parsed, as lean as reads back the same message (its
-    full JSON dumped again is the same bytes): without its null fields, and a response's usage
-    without the counts left at their defaults (the usage itself is kept); else, for one
-    message, its usage whole, else its full JSON. Less to store, and less to parse on every
-    read: a usage is validated field by field by a Python validator of Pydantic AI's.
-
-    Checked together: when the lean forms of all of them read back the same, one dump, one
-    parse and one check serve the lot; else each is checked on its own. What a lean form drops
-    is its message's *shape* (the fields it leaves out, each named by its path through the
-    message's parts and their kinds, see :func:`_strip`): a shape that has read back once reads
-    back again, since what the form leaves out is then the same fields of the same classes, so
-    a message of a shape already checked in this process is not checked again."""
-    batch = list(messages)
-    if not batch:
-        return []
-    full = ModelMessagesTypeAdapter.dump_json(batch)
-    whole: list[dict[str, Any]] = json.loads(full)
-    kept, shapes = _lean(batch, whole)
-    if all(shape in _READ_BACK for shape in shapes) or _reads_back(kept, full):
-        _remember(shapes)
-        return kept
-    if len(batch) > 1:  # one of them needs more: each on its own
-        return [_message_objects([m])[0] for m in batch]
-    if isinstance(batch[0], ModelResponse):  # the usage whole, then the full JSON
-        kept[0]["usage"] = whole[0]["usage"]
-        if _reads_back(kept, full):
-            return kept
-    return whole
-
-
-#: Shapes of lean forms that have read back as their message (:func:`_message_objects`), the
-#: newest last; at most :data:`_SHAPES_KEPT` of them.
-_READ_BACK: dict[tuple[Any, ...], None] = {}
-_SHAPES_KEPT = 1024
-_SHAPES_LOCK = threading.Lock()
-
-
-def _remember(shapes: list[tuple[Any, ...]]) -> None:
-    with _SHAPES_LOCK:
-        for shape in shapes:
-            _READ_BACK.pop(shape, None)
-            _READ_BACK[shape] = None
-        while len(_READ_BACK) > _SHAPES_KEPT:
-            del _READ_BACK[next(iter(_READ_BACK))]
-
-
-def _lean(
-    messages: list[ModelMessage], parsed: list[Any]
-) -> tuple[list[dict[str, Any]], list[tuple[Any, ...]]]:
-    """The parsed dump of ``messages`` without its nulls (a new value: ``parsed`` is left as it
-    is) and each response's usage without the counts at their defaults; with each message's
-    shape: the paths of the nulls left out, and the usage counts left out."""
-    defaults = _usage_defaults()
-    kept: list[dict[str, Any]] = []
-    shapes: list[tuple[Any, ...]] = []
-    for message, dumped in zip(messages, parsed, strict=True):
-        nulls: list[tuple[Any, ...]] = []
-        short = _strip(dumped, (), nulls)
-        usage = short.get("usage") if isinstance(message, ModelResponse) else None
-        dropped: tuple[str, ...] = ()
-        if isinstance(usage, dict):
-            short["usage"] = {k: v for k, v in usage.items() if defaults.get(k, _NONE) != v}
-            dropped = tuple(k for k in usage if k not in short["usage"])
-        kept.append(short)
-        shapes.append((tuple(nulls), dropped))
-    return kept, shapes
-
-
-def _reads_back(kept: list[dict[str, Any]], full: bytes) -> bool:
-    """Whether ``kept`` reads back as the messages whose full JSON is ``full``."""
-    back = ModelMessagesTypeAdapter.validate_json(_json(kept))
-    return ModelMessagesTypeAdapter.dump_json(back) == full
-
-
-_NONE = object()
-
-
-def _strip(value: Any, path: tuple[Any, ...], nulls: list[tuple[Any, ...]]) -> Any:
-    """A parsed JSON value without the ``null`` members of its objects (as Pydantic's
-    ``exclude_none`` dumps it; list items stay); the path of each member left out is added to
-    ``nulls``: the keys and list positions leading to it, and the ``kind`` or ``part_kind`` of
-    every object on the way (which class of Pydantic AI's it is)."""
-    if isinstance(value, list):
-        return [_strip(v, (*path, i), nulls) for i, v in enumerate(value)]
-    if not isinstance(value, dict):
-        return value
-    tag = value.get("part_kind", value.get("kind"))
-    if isinstance(tag, str):
-        path = (*path, tag)
-    out: dict[str, Any] = {}
-    for k, v in value.items():
-        if v is None:
-            nulls.append((*path, k))
-        elif isinstance(v, dict | list):
-            out[k] = _strip(v, (*path, k), nulls)
-        else:
-            out[k] = v
-    return out
-
-
-@functools.cache
-def _usage_defaults() -> dict[str, Any]:
-    """A response's usage as Pydantic AI dumps it when every count is at its default."""
-    dumped = json.loads(ModelMessagesTypeAdapter.dump_json([ModelResponse(parts=[])]))
-    return dict(dumped[0]["usage"])
-
-
 def _shows_images(entry: Entry) -> bool:
     content = entry.get("content")
     return isinstance(content, list) and any(chatkeep.is_image_part(p) for p in content)
@@ -315,10 +206,6 @@ def _as_text(entry: Entry) -> Entry:
     else:
         out[MESSAGE_KEY] = _restored(entry).decode("utf-8")
     return out
-
-
-def _json(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
 class _Kept(TypedDict, total=False):
