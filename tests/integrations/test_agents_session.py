@@ -255,3 +255,45 @@ def test_values_chatkeep_does_not_store_as_values_are_kept_as_text(store: chatke
     assert asyncio.run(session.get_items()) == items
     entries = store.sessions.get("agents-big")["history"]  # type: ignore[index]
     assert [type(e[ITEM_KEY]) for e in entries] == [dict, str]
+
+
+def test_session_settings_and_writers_on_several_threads(store: chatkeep.Store) -> None:
+    """``SessionSettings(limit=…)`` (or a dict of its fields) is what ``get_items()`` returns
+    without a limit; an unknown field is refused as the SDK refuses it. One session written
+    from eight threads at once, each on its own event loop (an ``asyncio.Lock`` serves one
+    loop only: shared, it hung), keeps every item."""
+    import threading
+
+    from agents.memory import SessionSettings
+
+    session = ChatkeepSession(store, "agent-threads", session_settings={"limit": 3})
+    assert isinstance(session.session_settings, SessionSettings)
+    with pytest.raises(TypeError, match="limitt"):
+        ChatkeepSession(store, "agent-threads", session_settings={"limitt": 3})
+
+    def write(k: int) -> None:
+        items = [{"role": "user", "content": f"thread {k} item {j}"} for j in range(5)]
+        loop = asyncio.new_event_loop()
+        try:
+            for item in items:
+                loop.run_until_complete(session.add_items([item]))
+        finally:
+            loop.close()
+
+    threads = [threading.Thread(target=write, args=(k,)) for k in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not any(t.is_alive() for t in threads)
+
+    async def read() -> tuple[list[Any], list[Any]]:
+        return await session.get_items(), await session.get_items(limit=100)
+
+    newest, every = asyncio.run(read())
+    assert len(newest) == 3 and newest == every[-3:]
+    got = sorted(item["content"] for item in every)
+    assert got == sorted(f"thread {k} item {j}" for k in range(8) for j in range(5))
+    for k in range(8):  # each thread's items in the order it wrote them
+        mine = [i["content"] for i in every if i["content"].startswith(f"thread {k} ")]
+        assert mine == [f"thread {k} item {j}" for j in range(5)]

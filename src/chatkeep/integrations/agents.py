@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import weakref
 from typing import TYPE_CHECKING, Any
 
 import chatkeep
@@ -118,16 +120,35 @@ def entry_to_item(entry: Entry) -> dict[str, Any]:
 
 
 class ChatkeepSession:
-    """An Agents SDK ``Session`` kept as the saved chatkeep session ``session_id``."""
+    """An Agents SDK ``Session`` kept as the saved chatkeep session ``session_id``.
+
+    ``session_settings`` (a ``SessionSettings`` or a dict of its fields, as the SDK's own
+    sessions take it): its ``limit`` is what ``get_items()`` returns when no limit is given.
+    One session may be used from several threads, each with its own event loop; the writes of
+    one loop are made in the order they were called."""
 
     session_settings: Any = None
 
-    def __init__(self, store: Any, session_id: str) -> None:
+    def __init__(self, store: Any, session_id: str, session_settings: Any | None = None) -> None:
         self._saved = SavedConversation(store, session_id)
         self.session_id = self._saved.session_id
-        self._lock = asyncio.Lock()
+        self.session_settings = _settings(session_settings)
+        self._locks: weakref.WeakKeyDictionary[Any, asyncio.Lock] = weakref.WeakKeyDictionary()
+        self._guard = threading.Lock()
+
+    def _lock(self) -> asyncio.Lock:
+        """The running event loop's lock over this session's writes (an ``asyncio.Lock``
+        serves one loop only; the store itself orders the writes of several)."""
+        loop = asyncio.get_running_loop()
+        with self._guard:
+            lock = self._locks.get(loop)
+            if lock is None:
+                lock = self._locks[loop] = asyncio.Lock()
+        return lock
 
     async def get_items(self, limit: int | None = None) -> list[Any]:
+        if limit is None:
+            limit = getattr(self.session_settings, "limit", None)
         entries = await asyncio.to_thread(self._saved.entries)
         if limit is not None:
             entries = entries[-limit:] if limit > 0 else []
@@ -135,17 +156,27 @@ class ChatkeepSession:
 
     async def add_items(self, items: list[Any]) -> None:
         entries = [item_to_entry(i) for i in items]
-        async with self._lock:
+        async with self._lock():
             await asyncio.to_thread(self._saved.extend, entries, kept_as_text(ITEM_KEY))
 
     async def pop_item(self) -> Any | None:
-        async with self._lock:
+        async with self._lock():
             entry = await asyncio.to_thread(self._saved.pop)
         return entry_to_item(entry) if entry is not None else None
 
     async def clear_session(self) -> None:
-        async with self._lock:
+        async with self._lock():
             await asyncio.to_thread(self._saved.clear)
+
+
+def _settings(value: Any) -> Any:
+    """``value`` as the SDK's ``SessionSettings`` (a dict checked and converted as the SDK's
+    own sessions do; ``None``: the defaults); as given on an SDK without session settings."""
+    try:  # imported when a session is made: importing this module needs no SDK
+        from agents.memory.session_settings import SessionSettings, coerce_session_settings
+    except ImportError:  # an SDK older than session settings
+        return value
+    return SessionSettings() if value is None else coerce_session_settings(value)
 
 
 def apply_rules_to_items(items: list[Any]) -> list[Any]:

@@ -1,0 +1,105 @@
+"""The OpenAI Agents SDK's own session tests, run against ``ChatkeepSession``.
+
+The SDK publishes its test suite in its source distribution on PyPI. The version installed
+here is downloaded (``pip download --no-binary``), and its session tests
+(``tests/memory/test_session.py``, ``tests/memory/test_session_limit.py``) run in a pytest of
+their own with every ``SQLiteSession`` they make swapped for a ``ChatkeepSession`` on a chatkeep
+store at the same path (``tests/support/agents_sdk/chatkeep_swap.py``): real runs of the SDK's
+``Runner`` with its own scripted model, limits, ``SessionSettings``, popping, Unicode and
+injection-shaped ids, several threads writing at once. Left out are only the tests that reach
+into ``SQLiteSession`` itself rather than the ``Session`` protocol (:data:`NOT_THE_PROTOCOL`).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import re
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("agents")
+pytest.importorskip("pytest_asyncio")
+
+SUPPORT = Path(__file__).resolve().parent.parent / "support" / "agents_sdk"
+FILES = ("tests/memory/test_session.py", "tests/memory/test_session_limit.py")
+
+#: Tests of ``tests/memory/test_session.py`` left out, each for what it reaches into.
+NOT_THE_PROTOCOL = {
+    # the SDK's private mutation helper, no session at all
+    "test_await_mutation_cancellation_hides_later_failure_without_loop_error": "private helper",
+    # SQLiteSession's sqlite3 connections per worker thread, their closing and eviction
+    "test_sqlite_session_close_closes_worker_thread_connections": "its connections",
+    "test_sqlite_session_reaps_connections_from_exited_worker_threads": "its connections",
+    "test_sqlite_session_closes_retired_connections_before_the_next_allocation": "its connections",
+    "test_sqlite_session_keeps_connections_of_live_worker_threads": "its connections",
+    "test_sqlite_session_rollback_failure_evicts_connection": "its connections",
+    "test_sqlite_session_close_retries_quarantined_connection": "its connections",
+    # its closed state (a ChatkeepSession does not own the store it is given)
+    "test_sqlite_session_closed_rejects_empty_add_items": "its closed state",
+    # rows written straight into its own tables
+    "test_sqlite_session_pop_item_skips_corrupt_most_recent": "its tables",
+    "test_sqlite_session_pop_item_returns_none_after_dropping_only_corrupt_rows": "its tables",
+    "test_sqlite_session_get_items_limit_skips_corrupt_newest_rows": "its tables",
+    "test_sqlite_session_get_items_session_settings_limit_skips_corrupt_rows": "its tables",
+    # its lock object, and failures injected into its sqlite3 connection
+    "test_sqlite_session_file_lock_is_shared_across_instances": "its lock",
+    "test_sqlite_session_failed_add_items_releases_write_lock": "its connection",
+    "test_sqlite_session_failed_clear_session_rolls_back": "its connection",
+    "test_sqlite_session_failed_pop_item_releases_write_lock": "its connection",
+    "test_sqlite_session_post_commit_cancellation_propagates_after_known_outcome": "its connection",
+}
+
+
+def _sdk_source(into: Path) -> Path:
+    """The installed SDK version's source distribution from PyPI, unpacked under ``into``."""
+    version = importlib.metadata.version("openai-agents")
+    got = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--no-deps",
+            "--no-binary",
+            "openai-agents",
+        ]
+        + ["--dest", str(into), f"openai-agents=={version}"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    archives = sorted(into.glob("openai_agents-*.tar.gz"))
+    assert got.returncode == 0 and archives, f"pip download failed:\n{got.stderr[-2000:]}"
+    with tarfile.open(archives[0]) as tar:
+        tar.extractall(into, filter="data")
+    return into / archives[0].name.removesuffix(".tar.gz")
+
+
+def test_the_sdks_own_session_tests_pass_on_chatkeep(tmp_path: Path) -> None:
+    root = _sdk_source(tmp_path)
+    source = (root / FILES[0]).read_text(encoding="utf-8")
+    gone = [name for name in NOT_THE_PROTOCOL if f"def {name}(" not in source]
+    assert gone == [], f"the SDK's tests changed; no longer there: {gone}"
+    deselect = [f"--deselect={FILES[0]}::{name}" for name in NOT_THE_PROTOCOL]
+    env = {**os.environ, "PYTHONPATH": str(SUPPORT)}
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-s", "-p", "chatkeep_swap"]
+        + ["-p", "no:cacheprovider", *FILES, *deselect],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out[-6000:]
+    assert "SQLiteSession is ChatkeepSession in test_session, test_session_limit" in out
+    passed = re.search(r"(\d+) passed", out)
+    assert passed is not None and int(passed.group(1)) >= 40, out[-2000:]
+    assert "failed" not in out.splitlines()[-1]
