@@ -4,7 +4,7 @@ The SDK publishes its test suite in its source distribution on PyPI. The version
 here is downloaded (``pip download --no-binary``), and its session tests
 (``tests/memory/test_session.py``, ``tests/memory/test_session_limit.py``) run in a pytest of
 their own with every ``SQLiteSession`` they make swapped for a ``ChatkeepSession`` on a chatkeep
-store at the same path (``tests/support/agents_sdk/chatkeep_swap.py``): real runs of the SDK's
+store at the same path (``tests/support/upstream/agents_swap.py``): real runs of the SDK's
 ``Runner`` with its own scripted model, limits, ``SessionSettings``, popping, Unicode and
 injection-shaped ids, several threads writing at once. Left out are only the tests that reach
 into ``SQLiteSession`` itself rather than the ``Session`` protocol (:data:`NOT_THE_PROTOCOL`).
@@ -12,20 +12,15 @@ into ``SQLiteSession`` itself rather than the ``Session`` protocol (:data:`NOT_T
 
 from __future__ import annotations
 
-import importlib.metadata
-import os
-import re
-import subprocess
-import sys
-import tarfile
 from pathlib import Path
 
 import pytest
 
+from support.upstream_tests import missing_tests, run_suite, source_of
+
 pytest.importorskip("agents")
 pytest.importorskip("pytest_asyncio")
 
-SUPPORT = Path(__file__).resolve().parent.parent / "support" / "agents_sdk"
 FILES = ("tests/memory/test_session.py", "tests/memory/test_session_limit.py")
 
 #: Tests of ``tests/memory/test_session.py`` left out, each for what it reaches into.
@@ -55,51 +50,10 @@ NOT_THE_PROTOCOL = {
 }
 
 
-def _sdk_source(into: Path) -> Path:
-    """The installed SDK version's source distribution from PyPI, unpacked under ``into``."""
-    version = importlib.metadata.version("openai-agents")
-    got = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--quiet",
-            "--no-deps",
-            "--no-binary",
-            "openai-agents",
-        ]
-        + ["--dest", str(into), f"openai-agents=={version}"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    archives = sorted(into.glob("openai_agents-*.tar.gz"))
-    assert got.returncode == 0 and archives, f"pip download failed:\n{got.stderr[-2000:]}"
-    with tarfile.open(archives[0]) as tar:
-        tar.extractall(into, filter="data")
-    return into / archives[0].name.removesuffix(".tar.gz")
-
-
 def test_the_sdks_own_session_tests_pass_on_chatkeep(tmp_path: Path) -> None:
-    root = _sdk_source(tmp_path)
-    source = (root / FILES[0]).read_text(encoding="utf-8")
-    gone = [name for name in NOT_THE_PROTOCOL if f"def {name}(" not in source]
-    assert gone == [], f"the SDK's tests changed; no longer there: {gone}"
-    deselect = [f"--deselect={FILES[0]}::{name}" for name in NOT_THE_PROTOCOL]
-    env = {**os.environ, "PYTHONPATH": str(SUPPORT)}
-    run = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-s", "-p", "chatkeep_swap"]
-        + ["-p", "no:cacheprovider", *FILES, *deselect],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    out = run.stdout + run.stderr
-    assert run.returncode == 0, out[-6000:]
+    root = source_of("openai-agents", tmp_path)
+    assert missing_tests(root, FILES[0], list(NOT_THE_PROTOCOL)) == [], "the SDK's tests changed"
+    deselect = [f"{FILES[0]}::{name}" for name in NOT_THE_PROTOCOL]
+    passed, out = run_suite(root, "agents_swap", list(FILES), deselect)
     assert "SQLiteSession is ChatkeepSession in test_session, test_session_limit" in out
-    passed = re.search(r"(\d+) passed", out)
-    assert passed is not None and int(passed.group(1)) >= 40, out[-2000:]
-    assert "failed" not in out.splitlines()[-1]
+    assert passed >= 40, out[-2000:]

@@ -3,13 +3,14 @@ db_path, session_settings=…)`` its test modules make is a ``ChatkeepSession`` 
 store at that path instead (``:memory:``, the SDK's default, an in-memory store). ``close()``,
 which the SDK's tests call on ``SQLiteSession``, closes that store.
 
-Loaded by ``tests/integrations/test_agents_sdk_own_tests.py`` with ``-p chatkeep_swap``."""
+Loaded by ``tests/integrations/test_agents_sdk_own_tests.py`` with ``-p agents_swap``."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
+from leave_out import leave_out
 
 import chatkeep
 from chatkeep.integrations.agents import ChatkeepSession
@@ -32,7 +33,8 @@ def chatkeep_session(
     return StoreOwningSession(chatkeep.open(str(db_path)), session_id, session_settings)
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    leave_out(config, items)
     swapped = set()
     for item in items:
         module = getattr(item, "module", None)
@@ -41,4 +43,4 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             swapped.add(module.__name__)
     if not swapped:
         raise pytest.UsageError("no test module of the SDK makes a SQLiteSession: nothing swapped")
-    print(f"chatkeep_swap: SQLiteSession is ChatkeepSession in {', '.join(sorted(swapped))}")
+    print(f"agents_swap: SQLiteSession is ChatkeepSession in {', '.join(sorted(swapped))}")
