@@ -371,3 +371,28 @@ def test_a_null_field_of_the_callers_object_is_kept_after_plain_values_of_its_lo
     entries = store.sessions.get("pai-13")["history"]  # type: ignore[index]
     assert "timestamp" not in entries[-1][OBJECT_KEY]  # a request's null timestamp left out
     assert entries[-2][OBJECT_KEY]["parts"][0]["content"] == {"tries": 12, "found": None}
+
+
+def test_a_null_field_of_a_tagged_object_in_a_tool_result_list_is_kept(
+    store: chatkeep.Store,
+) -> None:
+    """A tool result listing the caller's Pydantic models that carry a ``kind`` field (as Pydantic
+    AI's own objects do) keeps their null fields, after plain results of the same look."""
+    from pydantic import BaseModel
+    from pydantic_ai.messages import ToolReturnPart
+
+    class Hit(BaseModel):
+        kind: str = "hit"
+        note: str | None = None
+
+    def result(content: Any) -> ModelMessage:
+        return ModelRequest(parts=[ToolReturnPart(tool_name="find", content=content)])
+
+    history = ChatkeepMessageHistory(store, "pai-14")
+    saved: list[ModelMessage] = [result([{"kind": "hit"}]) for _ in range(5)]
+    saved.append(result([Hit()]))
+    for message in saved:
+        history.add_messages([message])
+    back = history.messages()
+    assert _dump(back) == _dump(saved)
+    assert back[-1].parts[0].content == [{"kind": "hit", "note": None}]  # type: ignore[union-attr]

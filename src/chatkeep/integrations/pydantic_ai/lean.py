@@ -87,7 +87,8 @@ def _typed_shape(message: dict[str, Any]) -> tuple[Any, ...] | None:
             for part in value:
                 if not isinstance(part, dict):
                     return None
-                got = _object_shape(part, "part_kind", content=True)
+                prompt = part.get("part_kind") == "user-prompt"  # its content: typed items
+                got = _object_shape(part, "part_kind", content=prompt)
                 if got is None:
                     return None
                 shape.append(got)
@@ -107,8 +108,9 @@ def _typed_shape(message: dict[str, Any]) -> tuple[Any, ...] | None:
 
 def _object_shape(value: dict[str, Any], tag: str, content: bool = False) -> tuple[Any, ...] | None:
     """The keys of one of Pydantic AI's objects (known by its ``tag`` field) whose values are
-    plain (lists of plain values included); a part's ``content`` may be a list of plain values
-    and tagged items (a user prompt's)."""
+    plain (lists of plain values included); with ``content`` (a user prompt's), its
+    ``content`` may be a list of plain values and tagged items (images, documents: Pydantic AI's
+    own classes). Anywhere else a list holding an object is the caller's value: ``None``."""
     kind = value.get(tag)
     if not isinstance(kind, str):
         return None
