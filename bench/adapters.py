@@ -24,10 +24,11 @@ without it: a collection before every turn leaves the processor's caches cold, w
 both sides' turn (0.6 → 1.4 ms).
 
 Peers: the Agents SDK's ``SQLiteSession``; LangChain's ``SQLChatMessageHistory`` on an SQLite
-file (``langchain-community``); Pydantic AI's documented pattern (each run's
-``new_messages_json()`` as one row of an SQLite table: it ships no SQLite store, its
-``ConversationStore`` has an in-memory implementation only); Google ADK's
-``SqliteSessionService``. A peer or adapter that is not installed is left out, with the reason.
+file (``langchain-community``); for Pydantic AI, which ships no SQLite store (its
+``ConversationStore`` has an in-memory implementation only), the store of its chat example
+(each run's ``new_messages_json()`` as one row, a rollback journal as ``sqlite3`` opens it),
+and the same in WAL mode as a second pair (:class:`~bench.adapter_pairs.PydanticAIPair`);
+Google ADK's ``SqliteSessionService``. A peer or adapter that is not installed is left out, with the reason.
 Run alone: ``python -m bench.adapters [--turns N] [--reads N] [--only NAME]``;
 ``python -m bench`` runs it too.
 """
