@@ -33,14 +33,13 @@ def message_objects(messages: Sequence[ModelMessage]) -> list[dict[str, Any]]:
     if not batch:
         return []
     typed = _typed_lean(batch)
-    if typed is not None:
-        kept, shapes = typed
-        if all(shape in _READ_BACK for shape in shapes) or _reads_back(
-            kept, ModelMessagesTypeAdapter.dump_json(batch)
-        ):
-            _remember(shapes)
-            return kept
+    if typed is not None and all(shape in _READ_BACK for shape in typed[1]):
+        _remember(typed[1])
+        return typed[0]
     full = ModelMessagesTypeAdapter.dump_json(batch)
+    if typed is not None and _reads_back(typed[0], full):
+        _remember(typed[1])
+        return typed[0]
     whole: list[dict[str, Any]] = json.loads(full)
     kept, shapes = _lean(batch, whole)
     if all(shape in _READ_BACK for shape in shapes) or _reads_back(kept, full):
@@ -61,12 +60,11 @@ def _typed_lean(
     """The lean forms of ``messages`` as Pydantic dumps them (``exclude_none``) and each one's
     shape, or ``None`` when one of them holds more than Pydantic AI's own objects."""
     kept = ModelMessagesTypeAdapter.dump_python(messages, mode="json", exclude_none=True)
-    defaults = _usage_defaults()
     shapes: list[tuple[Any, ...]] = []
     for message in kept:
         usage = message.get("usage")
         if isinstance(usage, dict):
-            message["usage"] = {k: v for k, v in usage.items() if defaults.get(k, _NONE) != v}
+            message["usage"] = _counted(usage)
         shape = _typed_shape(message)
         if shape is None:
             return None
@@ -94,9 +92,9 @@ def _typed_shape(message: dict[str, Any]) -> tuple[Any, ...] | None:
                 shape.append(got)
         elif key == "usage" and isinstance(value, dict):
             details = value.get("details", {})
-            if not isinstance(details, dict) or not _scalars(details):
+            if not isinstance(details, dict) or not _plain(details.values()):
                 return None
-            if not _scalars({k: v for k, v in value.items() if k != "details"}):
+            if not _plain(v for k, v in value.items() if k != "details"):
                 return None
             shape.append(("usage", *value))
         elif isinstance(value, dict | list):
@@ -133,16 +131,12 @@ def _object_shape(value: dict[str, Any], tag: str, content: bool = False) -> tup
     return tuple(shape)
 
 
-def _scalars(value: dict[str, Any]) -> bool:
-    return _plain(value.values())
-
-
 def _plain(values: Any) -> bool:
     """Whether none of ``values`` is an object or a list (nothing in them left out)."""
     return not any(isinstance(v, dict | list) for v in values)
 
 
-#: Shapes of lean forms that have read back as their message (:func:`_message_objects`), the
+#: Shapes of lean forms that have read back as their message (:func:`message_objects`), the
 #: newest last; at most :data:`_SHAPES_KEPT` of them.
 _READ_BACK: dict[tuple[Any, ...], None] = {}
 _SHAPES_KEPT = 1024
@@ -164,7 +158,6 @@ def _lean(
     """The parsed dump of ``messages`` without its nulls (a new value: ``parsed`` is left as it
     is) and each response's usage without the counts at their defaults; with each message's
     shape: the paths of the nulls left out, and the usage counts left out."""
-    defaults = _usage_defaults()
     kept: list[dict[str, Any]] = []
     shapes: list[tuple[Any, ...]] = []
     for message, dumped in zip(messages, parsed, strict=True):
@@ -173,7 +166,7 @@ def _lean(
         usage = short.get("usage") if isinstance(message, ModelResponse) else None
         dropped: tuple[str, ...] = ()
         if isinstance(usage, dict):
-            short["usage"] = {k: v for k, v in usage.items() if defaults.get(k, _NONE) != v}
+            short["usage"] = _counted(usage)
             dropped = tuple(k for k in usage if k not in short["usage"])
         kept.append(short)
         shapes.append((tuple(nulls), dropped))
@@ -210,6 +203,12 @@ def _strip(value: Any, path: tuple[Any, ...], nulls: list[tuple[Any, ...]]) -> A
         else:
             out[k] = v
     return out
+
+
+def _counted(usage: dict[str, Any]) -> dict[str, Any]:
+    """A dumped usage without the counts left at their defaults."""
+    defaults = _usage_defaults()
+    return {k: v for k, v in usage.items() if defaults.get(k, _NONE) != v}
 
 
 @functools.cache
