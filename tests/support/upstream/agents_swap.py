@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from leave_out import leave_out
+from own_suite import leave_out, swap_in
 
 import chatkeep
 from chatkeep.integrations.agents import ChatkeepSession
@@ -35,12 +35,4 @@ def chatkeep_session(
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     leave_out(config, items)
-    swapped = set()
-    for item in items:
-        module = getattr(item, "module", None)
-        if module is not None and getattr(module, "SQLiteSession", None) is not None:
-            module.SQLiteSession = chatkeep_session
-            swapped.add(module.__name__)
-    if not swapped:
-        raise pytest.UsageError("no test module of the SDK makes a SQLiteSession: nothing swapped")
-    print(f"agents_swap: SQLiteSession is ChatkeepSession in {', '.join(sorted(swapped))}")
+    swap_in(items, "SQLiteSession", chatkeep_session, "ChatkeepSession", "agents_swap")

@@ -12,7 +12,7 @@ import uuid
 from typing import Any
 
 import pytest
-from leave_out import leave_out
+from own_suite import leave_out, swap_in
 
 import chatkeep
 from chatkeep.integrations.langchain import ChatkeepChatMessageHistory
@@ -29,13 +29,10 @@ def chatkeep_history(messages: Any = None, **_: Any) -> ChatkeepChatMessageHisto
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     leave_out(config, items)
-    swapped = set()
-    for item in items:
-        module = getattr(item, "module", None)
-        if module is not None and getattr(module, "InMemoryChatMessageHistory", None) is not None:
-            module.InMemoryChatMessageHistory = chatkeep_history
-            swapped.add(module.__name__)
-    if not swapped:
-        raise pytest.UsageError("no test module makes an InMemoryChatMessageHistory")
-    names = ", ".join(sorted(swapped))
-    print(f"langchain_swap: InMemoryChatMessageHistory is ChatkeepChatMessageHistory in {names}")
+    swap_in(
+        items,
+        "InMemoryChatMessageHistory",
+        chatkeep_history,
+        "ChatkeepChatMessageHistory",
+        "langchain_swap",
+    )
